@@ -1,0 +1,60 @@
+/* api.h: the OpenAI HTTP API dialects: build one request body, interpret one SSE event's
+ * data. This and prompts.c are where JSON lives (cJSON); nothing here knows of curl,
+ * sockets, clocks or MPI. */
+#ifndef TOKSTORM_API_H
+#define TOKSTORM_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tokstorm/prompts.h"
+
+enum ts_api_kind {
+    TS_API_CHAT = 0,        /* POST /v1/chat/completions with "messages" */
+    TS_API_COMPLETIONS = 1, /* POST /v1/completions with "prompt" */
+};
+
+#define TS_API_ERR_MALFORMED (-1) /* event data is not a JSON object */
+#define TS_API_ERR_NOMEM     (-2)
+
+struct ts_api_params {
+    const char *model;  /* "model" field */
+    int64_t max_tokens; /* "max_tokens" */
+    double temperature; /* "temperature" */
+    int ignore_eos;     /* adds "ignore_eos": true (vLLM, SGLang) */
+    int stream;         /* adds "stream": true and "stream_options": {"include_usage": true} */
+};
+
+/* "chat" -> TS_API_CHAT, "completions" -> TS_API_COMPLETIONS. Returns 0 or -1. */
+int api_kind_from_name(const char *name, enum ts_api_kind *out);
+const char *api_kind_name(enum ts_api_kind kind);
+
+/* The request path, e.g. "/v1/chat/completions". */
+const char *api_path(enum ts_api_kind kind);
+
+/* Builds the JSON request body for one prompt. A text prompt sent to chat becomes one user
+ * message; a messages prompt sent to completions becomes its contents joined with "\n".
+ * Returns a malloc'd NUL-terminated string owned by the caller, or NULL (out of memory). */
+char *api_build_body(enum ts_api_kind kind, const struct ts_api_params *params,
+                     const struct ts_prompt *prompt);
+
+/* What one SSE event's data says. */
+struct ts_api_chunk {
+    int done;                  /* the data was the "[DONE]" sentinel */
+    int content_pieces;        /* choices whose delta/text carried non-empty content */
+    int reasoning_pieces;      /* choices whose delta carried non-empty reasoning_content */
+    int finished;              /* some choice had a non-null finish_reason */
+    int has_usage;             /* a "usage" object with completion_tokens was present */
+    int64_t prompt_tokens;     /* usage.prompt_tokens (0 when absent) */
+    int64_t completion_tokens; /* usage.completion_tokens (0 when absent) */
+    int error;                 /* an "error" object (or string) was in the event */
+    char error_message[160];   /* its message, truncated, NUL-terminated ("" if none) */
+};
+
+/* Interprets one event's data (without the "data:" prefix) for the given dialect and fills
+ * *out (zeroed first). Returns 0, TS_API_ERR_MALFORMED (not "[DONE]" and not a JSON object:
+ * out->error is set with a message) or TS_API_ERR_NOMEM. */
+int api_parse_event(enum ts_api_kind kind, const char *data, size_t len,
+                    struct ts_api_chunk *out);
+
+#endif

@@ -1,0 +1,18 @@
+/* clock.h: the only reader of the system clocks. Durations everywhere else are int64_t
+ * nanoseconds of CLOCK_MONOTONIC passed in as arguments; wall-clock time is only a label. */
+#ifndef TOKSTORM_CLOCK_H
+#define TOKSTORM_CLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t clock_now_ns(void);
+
+/* Formats the current UTC time as ISO 8601 ("2026-11-29T22:04:07Z") into buf. */
+char *clock_utc_iso8601(char *buf, size_t len);
+
+/* Sleeps for ns nanoseconds (restarts after signals). */
+void clock_sleep_ns(int64_t ns);
+
+#endif

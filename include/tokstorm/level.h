@@ -1,0 +1,69 @@
+/* level.h: one concurrency level on one rank: which streams this rank runs, which request
+ * each stream sends next (closed loop), and what each finished request adds to the rows and
+ * stats. Time is passed in; nothing here knows of curl, MPI or files. */
+#ifndef TOKSTORM_LEVEL_H
+#define TOKSTORM_LEVEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tokstorm/stats.h"
+#include "tokstorm/xfer.h"
+
+struct ts_level_plan {
+    int64_t concurrency;         /* global C */
+    int rank;                    /* this rank */
+    int64_t first_stream;        /* global index of this rank's first stream */
+    int64_t local_streams;       /* how many streams this rank runs (may be 0) */
+    int64_t requests_per_stream; /* measured requests per stream; 0 = until duration_ns */
+    int64_t duration_ns;         /* no measured request starts after start + this; 0 = off */
+    int64_t warmup;              /* unmeasured requests per stream, sent first */
+    size_t prompt_count;         /* prompts to choose from */
+};
+
+/* Rank r of n runs floor(C/n) streams, plus one if r < C mod n; its first global stream
+ * index is the sum of the shares of ranks before it. */
+void level_share(int64_t concurrency, int rank, int nranks, int64_t *first_stream,
+                 int64_t *local_streams);
+
+/* The request a stream is sending now. */
+struct ts_level_request {
+    int64_t index;        /* index in its stream, warm-up included */
+    int64_t prompt_index; /* (global stream + index * C) mod prompt_count */
+    int measured;         /* 0 for warm-up */
+};
+
+struct ts_level {
+    struct ts_level_plan plan;
+    int64_t start_ns;                 /* this rank's level clock start */
+    int64_t measure_start_ns;         /* when the measure phase began on this rank */
+    int64_t last_end_ns;              /* latest end of a measured request */
+    int64_t *issued;                  /* per local stream: requests started */
+    struct ts_level_request *current; /* per local stream: the request in flight */
+    size_t streams_cap;
+    struct ts_level_stats *stats;     /* heap: the histograms are ~150 KiB */
+    struct ts_level_extremes extremes;
+    struct ts_rows rows;              /* measured requests only */
+    uint64_t rows_lost;               /* rows dropped for lack of memory */
+};
+
+/* Returns 0 or -1 (out of memory). */
+int level_init(struct ts_level *l);
+void level_free(struct ts_level *l);
+
+/* Resets l for a new level that starts at start_ns. Returns 0 or -1 (out of memory). */
+int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t start_ns);
+
+/* Decides local stream s's next request at now_ns. Returns 1 and fills *out (also kept as
+ * the stream's current request), or 0 when the stream has finished. */
+int level_next(struct ts_level *l, int64_t s, int64_t now_ns, struct ts_level_request *out);
+
+/* Local stream s's current request ended at now_ns: finishes x into a row and, for a
+ * measured request, records it. */
+void level_done(struct ts_level *l, int64_t s, struct ts_xfer *x, enum ts_transport how,
+                const char *detail, int64_t now_ns);
+
+/* Closes the level: sets extremes.span_ns (last measured end - measure start). */
+void level_end(struct ts_level *l);
+
+#endif

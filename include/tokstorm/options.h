@@ -1,0 +1,51 @@
+/* options.h: the command line, parsed and validated once. Holds user input only, with
+ * defaults; values derived at run time (a rank's share, deadlines) live elsewhere. Every
+ * rank parses the same argv and reaches the same verdict, so a bad option ends every rank
+ * the same way without a collective. No MPI, no network, no file access. */
+#ifndef TOKSTORM_OPTIONS_H
+#define TOKSTORM_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tokstorm/api.h"
+
+#define TS_OPT_ERR  (-1) /* invalid command line: msg names the option */
+#define TS_OPT_HELP 1    /* --help was given */
+#define TS_OPT_VERSION 2 /* --version was given */
+
+struct ts_options {
+    char *url;                   /* server base URL without trailing '/' ("http://h:8000") */
+    char *model;                 /* "model" in each request */
+    enum ts_api_kind api;        /* dialect and endpoint */
+    int64_t *levels;             /* global concurrencies, in the order given */
+    size_t n_levels;
+    int64_t max_tokens;          /* max_tokens per request */
+    double temperature;          /* sampling temperature */
+    int ignore_eos;              /* send "ignore_eos": true */
+    int64_t requests_per_stream; /* measured requests per stream; 0 with --duration */
+    int64_t duration_ns;         /* start no measured request after this; 0 = off */
+    int64_t warmup;              /* unmeasured requests per stream before the measured ones */
+    int64_t timeout_ns;          /* per request, whole transfer */
+    int64_t connect_timeout_ns;  /* per connection attempt */
+    size_t max_event_bytes;      /* cap on one SSE event */
+    char *prompts_path;          /* NULL = the bundled prompts/coding.jsonl */
+    char *out_path;              /* HDF5 results file */
+    int force;                   /* overwrite an existing out_path */
+    int demo;                    /* start tokstorm-mock and sweep against it */
+    int verbose;                 /* 0 = warnings, 1 = info, 2 = debug */
+    char *command_line;          /* argv joined with spaces, for the results file */
+};
+
+/* Parses argv into *o (defaults first). Returns 0, TS_OPT_HELP, TS_OPT_VERSION, or
+ * TS_OPT_ERR with one line in msg naming the option and what is wrong with it. *o must be
+ * released with options_free whatever the result. */
+int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t msg_len);
+
+void options_free(struct ts_options *o);
+
+/* Writes the --help text. */
+void options_print_help(FILE *f);
+
+#endif

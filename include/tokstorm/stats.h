@@ -1,0 +1,126 @@
+/* stats.h: what one rank measures in one level: counters, latency histograms and the
+ * per-request rows, each with its merge. Plain structs; no MPI, no I/O, no clocks.
+ *
+ * Everything in struct ts_level_stats is uint64_t so that ranks merge it with one
+ * MPI_Reduce(MPI_SUM) over the same layout; the extremes beside it are merged with
+ * min/max (stats_extremes_pack turns them into one array for a single MPI_MAX). */
+#ifndef TOKSTORM_STATS_H
+#define TOKSTORM_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tokstorm/hist.h"
+
+/* Why a request failed. Order is the file format's: append, never renumber. */
+enum ts_err_class {
+    TS_ERR_NONE = 0,      /* success */
+    TS_ERR_HTTP_4XX = 1,  /* the server answered 4xx */
+    TS_ERR_HTTP_5XX = 2,  /* the server answered 5xx */
+    TS_ERR_CONNECT = 3,   /* no connection, or it failed before any response byte */
+    TS_ERR_TIMEOUT = 4,   /* --timeout expired */
+    TS_ERR_TRUNCATED = 5, /* the stream ended without [DONE] or a finish_reason */
+    TS_ERR_STREAM = 6,    /* an error object (or unreadable event) inside the stream */
+    TS_ERR_HTTP_OTHER = 7, /* any other non-2xx status (1xx, 3xx) */
+    TS_ERR__COUNT
+};
+
+/* "http_4xx", "timeout", ... ("ok" for TS_ERR_NONE). */
+const char *stats_err_class_name(int err_class);
+
+/* One request: fixed size and pointer-free. The same layout is the MPI gather payload and
+ * the HDF5 compound type. Times are seconds since this rank's level start (a double holds
+ * nanosecond resolution for a hundred days); -1 when the moment never came. */
+struct ts_row {
+    double start_s;         /* just before the request was handed to curl */
+    double first_byte_s;    /* first response byte (status line) */
+    double first_token_s;   /* first event with non-empty content or reasoning */
+    double end_s;           /* transfer done, failed or cancelled */
+    int64_t request;        /* index of the request in its stream, warm-up included */
+    int64_t output_tokens;  /* usage.completion_tokens, else content events; 0 on error */
+    int64_t prompt_tokens;  /* usage.prompt_tokens, else 0 */
+    int64_t content_events; /* events that carried content or reasoning */
+    int32_t rank;           /* MPI rank that sent it */
+    int32_t stream;         /* global stream index, 0 .. C-1 */
+    int32_t prompt_index;   /* line of the prompt in the prompts file, 0-based */
+    int32_t http_status;    /* 0 when no response came */
+    int32_t error_class;    /* enum ts_err_class */
+    int32_t tokens_from_usage; /* 1 when output_tokens came from the server's usage */
+};
+
+/* A growable array of rows; grows by doubling, so appends on the hot path rarely allocate. */
+struct ts_rows {
+    struct ts_row *items;
+    size_t count, cap;
+};
+
+void rows_init(struct ts_rows *r);
+/* Appends a copy of *row. Returns 0 or -1 (out of memory; the row is lost). */
+int rows_append(struct ts_rows *r, const struct ts_row *row);
+void rows_clear(struct ts_rows *r);
+void rows_free(struct ts_rows *r);
+
+struct ts_counters {
+    uint64_t ok;                          /* requests that succeeded */
+    uint64_t err;                         /* requests that failed */
+    uint64_t err_by_class[TS_ERR__COUNT]; /* failures by class ([0] unused) */
+    uint64_t output_tokens;               /* of successful requests */
+    uint64_t prompt_tokens;               /* of successful requests */
+    uint64_t tokens_from_usage;           /* successful requests whose count came from usage */
+    uint64_t rate_sum_utok_s;             /* sum over ok requests of tokens/s, in 1e-6 tok/s */
+};
+
+struct ts_level_stats {
+    struct ts_counters c;
+    struct ts_hist ttft; /* first token - start */
+    struct ts_hist itl;  /* gaps between content events, successful requests only */
+    struct ts_hist tpot; /* (end - first token) / (tokens - 1), requests with >= 2 tokens */
+    struct ts_hist e2e;  /* end - start */
+};
+
+_Static_assert(sizeof(struct ts_level_stats) % sizeof(uint64_t) == 0,
+               "ts_level_stats is reduced as an array of uint64_t");
+
+struct ts_level_extremes {
+    struct ts_hist_extremes ttft, itl, tpot, e2e;
+    int64_t span_ns; /* last measured end - measure-phase start on this rank (max over ranks) */
+};
+
+#define TS_EXTREMES_PACKED 9 /* int64_t values in the packed form */
+
+void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x);
+
+/* Adds one finished, measured request: its row and, for a success, the gaps between the
+ * arrival times of its content events (token_ns[0..n_tokens-1], ascending). Failures count
+ * only in err and err_by_class. */
+void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const struct ts_row *row,
+                  const int64_t *token_ns, size_t n_tokens);
+
+/* dst += src. */
+void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
+                 const struct ts_level_stats *src, const struct ts_level_extremes *src_x);
+
+/* Extremes as TS_EXTREMES_PACKED values whose element-wise max is the merge (minima are
+ * stored negated), and back. */
+void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTREMES_PACKED]);
+void stats_extremes_unpack(const int64_t in[TS_EXTREMES_PACKED], struct ts_level_extremes *x);
+
+/* The figures of one level, as the table and the results file show them. */
+struct ts_level_summary {
+    int64_t concurrency;
+    double wall_s;           /* largest measure-phase span over ranks */
+    uint64_t ok, err;
+    uint64_t err_by_class[TS_ERR__COUNT];
+    uint64_t output_tokens, prompt_tokens;
+    double agg_tok_s;        /* output_tokens / wall_s */
+    double per_req_tok_s;    /* mean over ok requests of output_tokens / (end - start) */
+    double ttft_p50_ms, ttft_p99_ms;
+    double itl_p50_ms, itl_p99_ms;
+    double tpot_p50_ms, tpot_p99_ms;
+    double e2e_p50_ms, e2e_p99_ms;
+};
+
+void stats_summarize(const struct ts_level_stats *s, const struct ts_level_extremes *x,
+                     int64_t concurrency, struct ts_level_summary *out);
+
+#endif

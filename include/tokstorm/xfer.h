@@ -1,0 +1,58 @@
+/* xfer.h: one request's life between "handed to the transport" and "finished": response
+ * bytes in (each with the time they arrived), one row out. It drives the SSE parser and the
+ * API interpreter and classifies the outcome. It knows nothing of curl, sockets or MPI, so
+ * the whole byte-to-row path is unit-tested without a network. */
+#ifndef TOKSTORM_XFER_H
+#define TOKSTORM_XFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tokstorm/api.h"
+#include "tokstorm/sse.h"
+#include "tokstorm/stats.h"
+
+/* How the transport ended the transfer. */
+enum ts_transport {
+    TS_TRANSPORT_OK = 0,      /* the response ended normally */
+    TS_TRANSPORT_CONNECT = 1, /* no connection, or it broke before any response byte */
+    TS_TRANSPORT_TIMEOUT = 2, /* the per-request timeout expired */
+    TS_TRANSPORT_BROKEN = 3,  /* the connection failed after the response began */
+    TS_TRANSPORT_ABORTED = 4, /* xfer_on_body asked to stop (error event, oversize) */
+};
+
+struct ts_xfer {
+    struct ts_sse_parser sse;
+    enum ts_api_kind api;
+    int64_t start_ns, first_byte_ns, first_token_ns, end_ns; /* 0 = not yet */
+    int http_status;
+    int64_t content_events;
+    int64_t usage_prompt_tokens, usage_completion_tokens;
+    int has_usage, saw_done, saw_finish, saw_error;
+    int64_t *token_ns; /* arrival time of each content event, for inter-token gaps */
+    size_t n_tokens, token_cap;
+    char message[160]; /* why it failed: error event, HTTP error body or transport detail */
+};
+
+/* Prepares x for requests in the given dialect. Returns 0 or -1 (out of memory). */
+int xfer_init(struct ts_xfer *x, enum ts_api_kind api, size_t max_event_bytes);
+void xfer_free(struct ts_xfer *x);
+
+/* Starts a new request at now_ns (just before it is handed to the transport). */
+void xfer_begin(struct ts_xfer *x, int64_t now_ns);
+
+/* The response's status line arrived: the first byte. */
+void xfer_on_status(struct ts_xfer *x, int http_status, int64_t now_ns);
+
+/* Response body bytes arrived at now_ns. Returns 0 to go on, or -1 when the request has
+ * failed for good (error event, malformed or oversized event) and the transfer should be
+ * cancelled; the reason is already recorded. */
+int xfer_on_body(struct ts_xfer *x, const char *buf, size_t len, int64_t now_ns);
+
+/* Ends the request at now_ns and fills the timing, token, status and error fields of *row
+ * (times relative to level_start_ns; the caller sets rank, stream, request, prompt_index).
+ * detail: the transport's message for a failed transfer (may be NULL). */
+void xfer_finish(struct ts_xfer *x, enum ts_transport how, const char *detail, int64_t now_ns,
+                 int64_t level_start_ns, struct ts_row *row);
+
+#endif

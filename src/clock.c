@@ -1,0 +1,30 @@
+/* clock.c: the one place that reads clocks (monotonic for durations, UTC for labels). */
+#include "tokstorm/clock.h"
+
+#include <errno.h>
+#include <time.h>
+
+int64_t clock_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+char *clock_utc_iso8601(char *buf, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+void clock_sleep_ns(int64_t ns)
+{
+    if (ns <= 0)
+        return;
+    struct timespec req = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
+    while (nanosleep(&req, &req) != 0 && errno == EINTR)
+        ;
+}

@@ -1,0 +1,396 @@
+/* options.c: getopt_long, defaults and validation of the command line. It reads no file and
+ * touches no network: checks that need the outside world (prompts file, output path, the
+ * server itself) happen in run.c, where all ranks can agree on them. */
+#include "tokstorm/options.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokstorm/units.h"
+
+enum {
+    OPT_URL = 1000,
+    OPT_MODEL,
+    OPT_API,
+    OPT_LEVELS,
+    OPT_MAX_TOKENS,
+    OPT_TEMPERATURE,
+    OPT_IGNORE_EOS,
+    OPT_REQUESTS,
+    OPT_DURATION,
+    OPT_WARMUP,
+    OPT_TIMEOUT,
+    OPT_CONNECT_TIMEOUT,
+    OPT_MAX_EVENT_BYTES,
+    OPT_PROMPTS,
+    OPT_OUT,
+    OPT_FORCE,
+    OPT_DEMO,
+};
+
+static const struct option long_options[] = {
+    {"url", required_argument, NULL, OPT_URL},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"api", required_argument, NULL, OPT_API},
+    {"levels", required_argument, NULL, OPT_LEVELS},
+    {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
+    {"temperature", required_argument, NULL, OPT_TEMPERATURE},
+    {"ignore-eos", no_argument, NULL, OPT_IGNORE_EOS},
+    {"requests-per-stream", required_argument, NULL, OPT_REQUESTS},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
+    {"max-event-bytes", required_argument, NULL, OPT_MAX_EVENT_BYTES},
+    {"prompts", required_argument, NULL, OPT_PROMPTS},
+    {"out", required_argument, NULL, 'o'},
+    {"force", no_argument, NULL, OPT_FORCE},
+    {"demo", no_argument, NULL, OPT_DEMO},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+void options_print_help(FILE *f)
+{
+    fputs(
+        "Usage: mpirun -np N tokstorm --url URL [options]\n"
+        "       tokstorm --demo [options]\n"
+        "\n"
+        "Sweeps concurrency levels against an OpenAI-compatible streaming server (SGLang,\n"
+        "vLLM, TGI, llama.cpp, ...). For each level C, the C streams are spread over the MPI\n"
+        "ranks; each stream sends its next request as soon as the previous one ends (closed\n"
+        "loop). Rank 0 prints one table row per level and writes every request to --out.\n"
+        "\n"
+        "Target:\n"
+        "  --url URL               server base URL, e.g. http://gpu01:30000 (a trailing /v1\n"
+        "                          is accepted); required unless --demo\n"
+        "  --model NAME            model name sent in each request (default: default)\n"
+        "  --api chat|completions  POST /v1/chat/completions with messages (default), or\n"
+        "                          POST /v1/completions with prompt\n"
+        "  --demo                  start the bundled tokstorm-mock on a free loopback port\n"
+        "                          (TTFT 50 ms, 10 ms decode step, batch 64) and sweep it;\n"
+        "                          defaults become --levels 1,4,16,64,128,256 --max-tokens 64\n"
+        "\n"
+        "Load:\n"
+        "  --levels LIST           global concurrencies, comma-separated (default 1,4,16,32)\n"
+        "  --requests-per-stream N measured requests per stream (default 2)\n"
+        "  --duration TIME         instead: start measured requests for TIME (e.g. 30s, 2m)\n"
+        "  --warmup N              unmeasured requests per stream first (default 0)\n"
+        "  --prompts FILE          JSON Lines prompts, {\"prompt\": ...} or {\"messages\": [...]}\n"
+        "                          per line (default: the bundled prompts/coding.jsonl)\n"
+        "\n"
+        "Request:\n"
+        "  --max-tokens N          max_tokens per request (default 256)\n"
+        "  --temperature T         sampling temperature (default 0)\n"
+        "  --ignore-eos            send \"ignore_eos\": true so each request runs to max_tokens\n"
+        "  --timeout TIME          per request, whole transfer (default 600s)\n"
+        "  --connect-timeout TIME  per connection attempt (default 10s)\n"
+        "  --max-event-bytes N     largest SSE event accepted (default 1M)\n"
+        "\n"
+        "Output:\n"
+        "  -o, --out FILE          HDF5 results file (default tokstorm-results.h5)\n"
+        "  --force                 overwrite FILE if it exists\n"
+        "  -v, --verbose           more diagnostics on stderr (twice for debug)\n"
+        "  -h, --help, -V, --version\n"
+        "\n"
+        "TIME takes a unit: ns, us, ms, s, m, h (a bare number is seconds). Counts take k or M.\n"
+        "Exit status: 0 sweep done; 1 run-time failure (e.g. results file write);\n"
+        "2 bad command line or input file; 3 the server failed the preflight request.\n",
+        f);
+}
+
+static int set_str(char **field, const char *value)
+{
+    free(*field);
+    *field = strdup(value);
+    return *field ? 0 : -1;
+}
+
+/* Accepts http(s)://host[:port][/path]; strips trailing slashes and a trailing "/v1", since
+ * --api supplies the /v1/... path. */
+static int check_url(char **url, char *msg, size_t len)
+{
+    char *u = *url;
+    const char *rest = NULL;
+    if (strncmp(u, "http://", 7) == 0)
+        rest = u + 7;
+    else if (strncmp(u, "https://", 8) == 0)
+        rest = u + 8;
+    if (rest == NULL) {
+        snprintf(msg, len, "--url: '%s' must start with http:// or https://", u);
+        return -1;
+    }
+    size_t host_len = strcspn(rest, "/?#");
+    if (host_len == 0 || rest[0] == ':') {
+        snprintf(msg, len, "--url: '%s' has no host", u);
+        return -1;
+    }
+    for (const char *c = u; *c; c++)
+        if (*c <= ' ' || *c == 0x7f) {
+            snprintf(msg, len, "--url: '%s' contains a space or control character", u);
+            return -1;
+        }
+    const char *colon = memchr(rest, ':', host_len);
+    if (rest[0] == '[') /* IPv6 literal: the port colon comes after ']' */
+        colon = memchr(rest, ']', host_len) ? strchr(memchr(rest, ']', host_len), ':') : NULL;
+    if (colon != NULL && colon < rest + host_len) {
+        char *end = NULL;
+        long port = strtol(colon + 1, &end, 10);
+        if (end == colon + 1 || end != rest + host_len || port < 1 || port > 65535) {
+            snprintf(msg, len, "--url: '%s' has an invalid port", u);
+            return -1;
+        }
+    }
+    size_t n = strlen(u);
+    while (n > 0 && u[n - 1] == '/')
+        u[--n] = '\0';
+    if (n >= 3 && strcmp(u + n - 3, "/v1") == 0 && u + n - 3 >= rest + host_len)
+        u[n - 3] = '\0';
+    return 0;
+}
+
+static int parse_positive(const char *name, const char *text, int64_t max, int64_t *out,
+                          char *msg, size_t len)
+{
+    int64_t v;
+    if (units_parse_count(text, &v) != 0 || v <= 0 || v > max) {
+        snprintf(msg, len, "%s: '%s' is not a whole number from 1 to %lld", name, text,
+                 (long long)max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_time(const char *name, const char *text, int64_t *out, char *msg, size_t len)
+{
+    int64_t v;
+    if (units_parse_duration_ns(text, TS_NS_PER_S, &v) != 0 || v <= 0) {
+        snprintf(msg, len, "%s: '%s' is not a positive duration (e.g. 30s, 500ms, 2m)", name,
+                 text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static char *join_argv(int argc, char **argv)
+{
+    size_t n = 1;
+    for (int i = 0; i < argc; i++)
+        n += strlen(argv[i]) + 1;
+    char *s = malloc(n);
+    if (s == NULL)
+        return NULL;
+    s[0] = '\0';
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+/* One option's value into *o. Returns 0, TS_OPT_ERR (msg set), or a TS_OPT_HELP/VERSION. */
+static int apply_option(struct ts_options *o, int c, const char *arg, int *seen_requests,
+                        int *seen_levels, int *seen_max_tokens, char *msg, size_t len)
+{
+    int64_t v;
+    switch (c) {
+    case OPT_URL:
+        return set_str(&o->url, arg) ? TS_OPT_ERR : check_url(&o->url, msg, len);
+    case OPT_MODEL:
+        if (arg[0] == '\0') {
+            snprintf(msg, len, "--model: the name is empty");
+            return TS_OPT_ERR;
+        }
+        return set_str(&o->model, arg);
+    case OPT_API:
+        if (api_kind_from_name(arg, &o->api) != 0) {
+            snprintf(msg, len, "--api: '%s' is not one of chat, completions", arg);
+            return TS_OPT_ERR;
+        }
+        return 0;
+    case OPT_LEVELS: {
+        int64_t *levels;
+        size_t n;
+        if (units_parse_count_list(arg, &levels, &n) != 0) {
+            snprintf(msg, len, "--levels: '%s' is not a comma-separated list of positive counts",
+                     arg);
+            return TS_OPT_ERR;
+        }
+        for (size_t i = 0; i < n; i++) {
+            int dup = 0;
+            for (size_t j = 0; j < i; j++)
+                dup |= levels[j] == levels[i];
+            if (levels[i] > INT32_MAX || dup) {
+                snprintf(msg, len, "--levels: %lld %s", (long long)levels[i],
+                         dup ? "appears twice (each level is one group in the results file)"
+                             : "is too large");
+                free(levels);
+                return TS_OPT_ERR;
+            }
+        }
+        free(o->levels);
+        o->levels = levels;
+        o->n_levels = n;
+        *seen_levels = 1;
+        return 0;
+    }
+    case OPT_MAX_TOKENS:
+        *seen_max_tokens = 1;
+        return parse_positive("--max-tokens", arg, INT32_MAX, &o->max_tokens, msg, len);
+    case OPT_TEMPERATURE: {
+        char *end = NULL;
+        double t = strtod(arg, &end);
+        if (end == arg || *end != '\0' || !(t >= 0 && t <= 100)) {
+            snprintf(msg, len, "--temperature: '%s' is not a number from 0 to 100", arg);
+            return TS_OPT_ERR;
+        }
+        o->temperature = t;
+        return 0;
+    }
+    case OPT_IGNORE_EOS:
+        o->ignore_eos = 1;
+        return 0;
+    case OPT_REQUESTS:
+        *seen_requests = 1;
+        return parse_positive("--requests-per-stream", arg, INT32_MAX, &o->requests_per_stream,
+                              msg, len);
+    case OPT_DURATION:
+        return parse_time("--duration", arg, &o->duration_ns, msg, len);
+    case OPT_WARMUP:
+        if (units_parse_count(arg, &v) != 0 || v > INT32_MAX) {
+            snprintf(msg, len, "--warmup: '%s' is not a whole number from 0", arg);
+            return TS_OPT_ERR;
+        }
+        o->warmup = v;
+        return 0;
+    case OPT_TIMEOUT:
+        return parse_time("--timeout", arg, &o->timeout_ns, msg, len);
+    case OPT_CONNECT_TIMEOUT:
+        return parse_time("--connect-timeout", arg, &o->connect_timeout_ns, msg, len);
+    case OPT_MAX_EVENT_BYTES:
+        if (parse_positive("--max-event-bytes", arg, INT32_MAX, &v, msg, len) != 0)
+            return TS_OPT_ERR;
+        o->max_event_bytes = (size_t)v;
+        return 0;
+    case OPT_PROMPTS:
+        return set_str(&o->prompts_path, arg);
+    case 'o':
+        if (arg[0] == '\0') {
+            snprintf(msg, len, "--out: the file name is empty");
+            return TS_OPT_ERR;
+        }
+        return set_str(&o->out_path, arg);
+    case OPT_FORCE:
+        o->force = 1;
+        return 0;
+    case OPT_DEMO:
+        o->demo = 1;
+        return 0;
+    case 'v':
+        o->verbose++;
+        return 0;
+    case 'h':
+        return TS_OPT_HELP;
+    case 'V':
+        return TS_OPT_VERSION;
+    default:
+        return TS_OPT_ERR;
+    }
+}
+
+int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t len)
+{
+    static const int64_t default_levels[] = {1, 4, 16, 32};
+    static const int64_t demo_levels[] = {1, 4, 16, 64, 128, 256};
+    memset(o, 0, sizeof *o);
+    o->api = TS_API_CHAT;
+    o->max_tokens = 256;
+    o->requests_per_stream = 2;
+    o->timeout_ns = 600 * TS_NS_PER_S;
+    o->connect_timeout_ns = 10 * TS_NS_PER_S;
+    o->max_event_bytes = 1 << 20;
+    if (set_str(&o->model, "default") || set_str(&o->out_path, "tokstorm-results.h5") ||
+        (o->command_line = join_argv(argc, argv)) == NULL) {
+        snprintf(msg, len, "out of memory");
+        return TS_OPT_ERR;
+    }
+    msg[0] = '\0';
+
+    int seen_requests = 0, seen_levels = 0, seen_max_tokens = 0;
+    optind = 1;
+    opterr = 0; /* we print our own one-line message, once, from rank 0 */
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:vhV", long_options, NULL)) != -1) {
+        if (c == '?' || c == ':') {
+            const char *name = argv[optind - 1];
+            if (c == ':')
+                snprintf(msg, len, "%s: needs a value", name);
+            else if (optopt)
+                snprintf(msg, len, "-%c: unknown option (see --help)", optopt);
+            else
+                snprintf(msg, len, "%s: unknown option (see --help)", name);
+            return TS_OPT_ERR;
+        }
+        int rc = apply_option(o, c, optarg, &seen_requests, &seen_levels, &seen_max_tokens, msg,
+                              len);
+        if (rc != 0) {
+            if (rc == TS_OPT_ERR && msg[0] == '\0')
+                snprintf(msg, len, "out of memory");
+            return rc;
+        }
+    }
+    if (optind < argc) {
+        snprintf(msg, len, "'%s': unexpected argument (options start with --; see --help)",
+                 argv[optind]);
+        return TS_OPT_ERR;
+    }
+    if (o->url == NULL && !o->demo) {
+        snprintf(msg, len, "--url: missing (give the server's base URL, or --demo)");
+        return TS_OPT_ERR;
+    }
+    if (o->url != NULL && o->demo) {
+        snprintf(msg, len, "--url and --demo: give one, not both");
+        return TS_OPT_ERR;
+    }
+    if (o->duration_ns > 0) {
+        if (seen_requests) {
+            snprintf(msg, len, "--duration and --requests-per-stream: give one, not both");
+            return TS_OPT_ERR;
+        }
+        o->requests_per_stream = 0;
+    }
+    if (o->timeout_ns < o->connect_timeout_ns)
+        o->connect_timeout_ns = o->timeout_ns;
+    if (!seen_levels) {
+        const int64_t *src = o->demo ? demo_levels : default_levels;
+        size_t n = o->demo ? sizeof demo_levels / sizeof *src : sizeof default_levels / sizeof *src;
+        o->levels = malloc(n * sizeof *o->levels);
+        if (o->levels == NULL) {
+            snprintf(msg, len, "out of memory");
+            return TS_OPT_ERR;
+        }
+        memcpy(o->levels, src, n * sizeof *src);
+        o->n_levels = n;
+    }
+    if (o->demo && !seen_max_tokens)
+        o->max_tokens = 64;
+    return 0;
+}
+
+void options_free(struct ts_options *o)
+{
+    free(o->url);
+    free(o->model);
+    free(o->levels);
+    free(o->prompts_path);
+    free(o->out_path);
+    free(o->command_line);
+    memset(o, 0, sizeof *o);
+}

@@ -1,0 +1,154 @@
+/* stats.c: per-level counters, histograms and rows: record, merge, summarise. It knows
+ * nothing of MPI (which merges these by summing), of curl, or of how rows are stored. */
+#include "tokstorm/stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *stats_err_class_name(int c)
+{
+    static const char *const names[TS_ERR__COUNT] = {
+        "ok", "http_4xx", "http_5xx", "connect", "timeout", "truncated", "stream_error",
+        "http_other",
+    };
+    return (c >= 0 && c < TS_ERR__COUNT) ? names[c] : "unknown";
+}
+
+void rows_init(struct ts_rows *r)
+{
+    memset(r, 0, sizeof *r);
+}
+
+int rows_append(struct ts_rows *r, const struct ts_row *row)
+{
+    if (r->count == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 1024;
+        struct ts_row *grown = realloc(r->items, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        r->items = grown;
+        r->cap = cap;
+    }
+    r->items[r->count++] = *row;
+    return 0;
+}
+
+void rows_clear(struct ts_rows *r)
+{
+    r->count = 0;
+}
+
+void rows_free(struct ts_rows *r)
+{
+    free(r->items);
+    rows_init(r);
+}
+
+void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x)
+{
+    memset(&s->c, 0, sizeof s->c);
+    hist_init(&s->ttft, &x->ttft);
+    hist_init(&s->itl, &x->itl);
+    hist_init(&s->tpot, &x->tpot);
+    hist_init(&s->e2e, &x->e2e);
+    x->span_ns = 0;
+}
+
+static int64_t seconds_to_ns(double s)
+{
+    return (int64_t)(s * 1e9 + (s >= 0 ? 0.5 : -0.5));
+}
+
+void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const struct ts_row *row,
+                  const int64_t *token_ns, size_t n_tokens)
+{
+    if (row->error_class != TS_ERR_NONE) {
+        s->c.err++;
+        if (row->error_class > 0 && row->error_class < TS_ERR__COUNT)
+            s->c.err_by_class[row->error_class]++;
+        return;
+    }
+    s->c.ok++;
+    s->c.output_tokens += (uint64_t)row->output_tokens;
+    s->c.prompt_tokens += (uint64_t)row->prompt_tokens;
+    s->c.tokens_from_usage += row->tokens_from_usage ? 1 : 0;
+
+    int64_t e2e_ns = seconds_to_ns(row->end_s - row->start_s);
+    hist_record(&s->e2e, &x->e2e, e2e_ns);
+    if (e2e_ns > 0)
+        s->c.rate_sum_utok_s += (uint64_t)((double)row->output_tokens * 1e15 / (double)e2e_ns);
+    if (row->first_token_s >= 0) {
+        hist_record(&s->ttft, &x->ttft, seconds_to_ns(row->first_token_s - row->start_s));
+        if (row->output_tokens >= 2) {
+            int64_t decode_ns = seconds_to_ns(row->end_s - row->first_token_s);
+            hist_record(&s->tpot, &x->tpot, decode_ns / (row->output_tokens - 1));
+        }
+    }
+    for (size_t i = 1; i < n_tokens; i++)
+        hist_record(&s->itl, &x->itl, token_ns[i] - token_ns[i - 1]);
+}
+
+void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
+                 const struct ts_level_stats *src, const struct ts_level_extremes *src_x)
+{
+    /* The counters are all uint64_t: sum them as the MPI reduction does. */
+    uint64_t *d = (uint64_t *)&dst->c;
+    const uint64_t *s = (const uint64_t *)&src->c;
+    for (size_t i = 0; i < sizeof dst->c / sizeof *d; i++)
+        d[i] += s[i];
+    hist_merge(&dst->ttft, &dst_x->ttft, &src->ttft, &src_x->ttft);
+    hist_merge(&dst->itl, &dst_x->itl, &src->itl, &src_x->itl);
+    hist_merge(&dst->tpot, &dst_x->tpot, &src->tpot, &src_x->tpot);
+    hist_merge(&dst->e2e, &dst_x->e2e, &src->e2e, &src_x->e2e);
+    if (src_x->span_ns > dst_x->span_ns)
+        dst_x->span_ns = src_x->span_ns;
+}
+
+void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTREMES_PACKED])
+{
+    const struct ts_hist_extremes *h[4] = {&x->ttft, &x->itl, &x->tpot, &x->e2e};
+    for (int i = 0; i < 4; i++) {
+        /* -INT64_MAX, not -INT64_MIN: an empty min (INT64_MAX) must negate without overflow. */
+        out[2 * i] = -h[i]->min_ns;
+        out[2 * i + 1] = h[i]->max_ns;
+    }
+    out[8] = x->span_ns;
+}
+
+void stats_extremes_unpack(const int64_t in[TS_EXTREMES_PACKED], struct ts_level_extremes *x)
+{
+    struct ts_hist_extremes *h[4] = {&x->ttft, &x->itl, &x->tpot, &x->e2e};
+    for (int i = 0; i < 4; i++) {
+        h[i]->min_ns = -in[2 * i];
+        h[i]->max_ns = in[2 * i + 1];
+    }
+    x->span_ns = in[8];
+}
+
+static double pct_ms(const struct ts_hist *h, const struct ts_hist_extremes *x, double q)
+{
+    return (double)hist_percentile_ns(h, x, q) / 1e6;
+}
+
+void stats_summarize(const struct ts_level_stats *s, const struct ts_level_extremes *x,
+                     int64_t concurrency, struct ts_level_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    out->concurrency = concurrency;
+    out->wall_s = (double)x->span_ns / 1e9;
+    out->ok = s->c.ok;
+    out->err = s->c.err;
+    memcpy(out->err_by_class, s->c.err_by_class, sizeof out->err_by_class);
+    out->output_tokens = s->c.output_tokens;
+    out->prompt_tokens = s->c.prompt_tokens;
+    out->agg_tok_s = out->wall_s > 0 ? (double)s->c.output_tokens / out->wall_s : 0;
+    out->per_req_tok_s = s->c.ok ? (double)s->c.rate_sum_utok_s / 1e6 / (double)s->c.ok : 0;
+    out->ttft_p50_ms = pct_ms(&s->ttft, &x->ttft, 0.50);
+    out->ttft_p99_ms = pct_ms(&s->ttft, &x->ttft, 0.99);
+    out->itl_p50_ms = pct_ms(&s->itl, &x->itl, 0.50);
+    out->itl_p99_ms = pct_ms(&s->itl, &x->itl, 0.99);
+    out->tpot_p50_ms = pct_ms(&s->tpot, &x->tpot, 0.50);
+    out->tpot_p99_ms = pct_ms(&s->tpot, &x->tpot, 0.99);
+    out->e2e_p50_ms = pct_ms(&s->e2e, &x->e2e, 0.50);
+    out->e2e_p99_ms = pct_ms(&s->e2e, &x->e2e, 0.99);
+}

@@ -1,0 +1,183 @@
+/* xfer.c: one request from bytes to row: times the first byte and each content event, feeds
+ * the SSE parser and the dialect interpreter, and decides how the request ended. It knows
+ * nothing of curl, sockets, MPI or where rows go. */
+#include "tokstorm/xfer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int xfer_init(struct ts_xfer *x, enum ts_api_kind api, size_t max_event_bytes)
+{
+    memset(x, 0, sizeof *x);
+    x->api = api;
+    if (sse_parser_init(&x->sse, max_event_bytes) != 0)
+        return -1;
+    x->token_cap = 256;
+    x->token_ns = malloc(x->token_cap * sizeof *x->token_ns);
+    if (x->token_ns == NULL) {
+        sse_parser_free(&x->sse);
+        return -1;
+    }
+    return 0;
+}
+
+void xfer_free(struct ts_xfer *x)
+{
+    sse_parser_free(&x->sse);
+    free(x->token_ns);
+    x->token_ns = NULL;
+}
+
+void xfer_begin(struct ts_xfer *x, int64_t now_ns)
+{
+    sse_parser_reset(&x->sse);
+    x->start_ns = now_ns;
+    x->first_byte_ns = x->first_token_ns = x->end_ns = 0;
+    x->http_status = 0;
+    x->content_events = 0;
+    x->usage_prompt_tokens = x->usage_completion_tokens = 0;
+    x->has_usage = x->saw_done = x->saw_finish = x->saw_error = 0;
+    x->n_tokens = 0;
+    x->message[0] = '\0';
+}
+
+void xfer_on_status(struct ts_xfer *x, int http_status, int64_t now_ns)
+{
+    if (x->first_byte_ns == 0)
+        x->first_byte_ns = now_ns;
+    x->http_status = http_status;
+}
+
+static int is_success(int status)
+{
+    return status >= 200 && status < 300;
+}
+
+/* Keeps the start of a non-2xx body as the failure's message, printable characters only. */
+static void keep_error_body(struct ts_xfer *x, const char *buf, size_t len)
+{
+    size_t have = strlen(x->message);
+    for (size_t i = 0; i < len && have + 1 < sizeof x->message; i++) {
+        unsigned char c = (unsigned char)buf[i];
+        x->message[have++] = (c >= 0x20 && c < 0x7f) ? (char)c : ' ';
+    }
+    x->message[have] = '\0';
+}
+
+struct event_ctx {
+    struct ts_xfer *x;
+    int64_t now_ns;
+};
+
+static int on_event(void *user, const struct ts_sse_event *ev)
+{
+    struct event_ctx *ctx = user;
+    struct ts_xfer *x = ctx->x;
+    struct ts_api_chunk chunk;
+    if (ev->data_len == 0) /* an empty "data:" line carries nothing: a keep-alive at most */
+        return 0;
+    int rc = api_parse_event(x->api, ev->data, ev->data_len, &chunk);
+    if (rc != 0 || chunk.error) {
+        x->saw_error = 1;
+        snprintf(x->message, sizeof x->message, "%s",
+                 chunk.error_message[0] ? chunk.error_message : "error event in stream");
+        return 1;
+    }
+    if (chunk.done) {
+        x->saw_done = 1;
+        return 0;
+    }
+    if (chunk.content_pieces + chunk.reasoning_pieces > 0) {
+        if (x->first_token_ns == 0)
+            x->first_token_ns = ctx->now_ns;
+        if (x->n_tokens == x->token_cap) {
+            size_t cap = x->token_cap * 2;
+            int64_t *grown = realloc(x->token_ns, cap * sizeof *grown);
+            if (grown == NULL)
+                return 0; /* the gap is lost, the request is not */
+            x->token_ns = grown;
+            x->token_cap = cap;
+        }
+        x->token_ns[x->n_tokens++] = ctx->now_ns;
+        x->content_events++;
+    }
+    if (chunk.finished)
+        x->saw_finish = 1;
+    if (chunk.has_usage) {
+        x->has_usage = 1;
+        x->usage_prompt_tokens = chunk.prompt_tokens;
+        x->usage_completion_tokens = chunk.completion_tokens;
+    }
+    return 0;
+}
+
+int xfer_on_body(struct ts_xfer *x, const char *buf, size_t len, int64_t now_ns)
+{
+    if (x->first_byte_ns == 0)
+        x->first_byte_ns = now_ns;
+    if (!is_success(x->http_status)) {
+        keep_error_body(x, buf, len);
+        return 0;
+    }
+    struct event_ctx ctx = {x, now_ns};
+    int rc = sse_parser_feed(&x->sse, buf, len, on_event, &ctx);
+    if (rc == 0)
+        return 0;
+    if (rc == TS_SSE_ERR_OVERSIZE || rc == TS_SSE_ERR_NOMEM) {
+        x->saw_error = 1;
+        snprintf(x->message, sizeof x->message, "%s",
+                 rc == TS_SSE_ERR_OVERSIZE ? "event larger than the event size cap"
+                                           : "out of memory parsing the stream");
+    }
+    return -1;
+}
+
+static int classify(const struct ts_xfer *x, enum ts_transport how)
+{
+    if (how == TS_TRANSPORT_TIMEOUT)
+        return TS_ERR_TIMEOUT;
+    if (x->http_status >= 500)
+        return TS_ERR_HTTP_5XX;
+    if (x->http_status >= 400)
+        return TS_ERR_HTTP_4XX;
+    if (x->saw_error)
+        return TS_ERR_STREAM;
+    if (how == TS_TRANSPORT_CONNECT || (how != TS_TRANSPORT_OK && x->first_byte_ns == 0))
+        return TS_ERR_CONNECT;
+    if (x->http_status != 0 && !is_success(x->http_status))
+        return TS_ERR_HTTP_OTHER;
+    if (how != TS_TRANSPORT_OK || !(x->saw_done || x->saw_finish))
+        return TS_ERR_TRUNCATED;
+    return TS_ERR_NONE;
+}
+
+static double rel_s(int64_t t_ns, int64_t level_start_ns)
+{
+    return t_ns ? (double)(t_ns - level_start_ns) / 1e9 : -1.0;
+}
+
+void xfer_finish(struct ts_xfer *x, enum ts_transport how, const char *detail, int64_t now_ns,
+                 int64_t level_start_ns, struct ts_row *row)
+{
+    x->end_ns = now_ns;
+    int err = classify(x, how);
+    if (err != TS_ERR_NONE && x->message[0] == '\0' && detail != NULL)
+        snprintf(x->message, sizeof x->message, "%s", detail);
+    if (err == TS_ERR_TRUNCATED && x->message[0] == '\0')
+        snprintf(x->message, sizeof x->message, "stream ended without [DONE] or finish_reason");
+
+    row->start_s = rel_s(x->start_ns, level_start_ns);
+    row->first_byte_s = rel_s(x->first_byte_ns, level_start_ns);
+    row->first_token_s = rel_s(x->first_token_ns, level_start_ns);
+    row->end_s = rel_s(x->end_ns, level_start_ns);
+    row->http_status = x->http_status;
+    row->error_class = err;
+    row->content_events = x->content_events;
+    row->prompt_tokens = x->has_usage ? x->usage_prompt_tokens : 0;
+    row->tokens_from_usage = x->has_usage;
+    if (err != TS_ERR_NONE)
+        row->output_tokens = 0;
+    else
+        row->output_tokens = x->has_usage ? x->usage_completion_tokens : x->content_events;
+}

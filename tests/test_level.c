@@ -1,0 +1,103 @@
+/* test_level.c: how a level's streams are shared among ranks, which prompt each request
+ * takes, and the closed loop's counting with warm-up and duration. */
+#include "tokstorm/level.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+int main(void)
+{
+    /* Shares: floor(C/n) plus one for r < C mod n; contiguous; sum to C. */
+    int64_t cs[] = {1, 2, 3, 7, 8, 32, 100, 4097};
+    int shares_ok = 1;
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
+        for (int n = 1; n <= 5; n++) {
+            int64_t next = 0, sum = 0;
+            for (int r = 0; r < n; r++) {
+                int64_t first, count;
+                level_share(cs[i], r, n, &first, &count);
+                int64_t want = cs[i] / n + (r < cs[i] % n ? 1 : 0);
+                shares_ok &= count == want && first == next;
+                next += count;
+                sum += count;
+            }
+            shares_ok &= sum == cs[i];
+        }
+    CHECK(shares_ok);
+
+    struct ts_level l;
+    CHECK(level_init(&l) == 0);
+    /* C = 8 over 3 ranks: rank 1 runs global streams 3..5. Two measured requests each, one
+     * warm-up first, 5 prompts. */
+    struct ts_level_plan plan = {.concurrency = 8, .rank = 1, .requests_per_stream = 2,
+                                 .warmup = 1, .prompt_count = 5};
+    level_share(8, 1, 3, &plan.first_stream, &plan.local_streams);
+    CHECK_EQ_INT(plan.first_stream, 3);
+    CHECK_EQ_INT(plan.local_streams, 3);
+    CHECK(level_begin(&l, &plan, 1000) == 0);
+
+    struct ts_xfer x;
+    CHECK(xfer_init(&x, TS_API_CHAT, 1 << 16) == 0);
+    const char *ok_stream = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
+                            "data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\n"
+                            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n"
+                            "data: [DONE]\n\n";
+    int64_t now = 2000;
+    int sent[3] = {0, 0, 0}, prompts_ok = 1;
+    struct ts_level_request req;
+    for (int round = 0; round < 5; round++)
+        for (int64_t s = 0; s < 3; s++) {
+            if (!level_next(&l, s, now, &req))
+                continue;
+            int64_t global = 3 + s;
+            prompts_ok &= req.prompt_index == (global + req.index * 8) % 5;
+            prompts_ok &= req.index == sent[s];
+            prompts_ok &= req.measured == (req.index >= 1);
+            sent[s]++;
+            xfer_begin(&x, now);
+            xfer_on_status(&x, 200, now + 10);
+            xfer_on_body(&x, ok_stream, strlen(ok_stream), now + 20);
+            level_done(&l, s, &x, TS_TRANSPORT_OK, NULL, now + 30);
+            now += 100;
+        }
+    level_end(&l);
+    CHECK(prompts_ok);
+    CHECK(sent[0] == 3 && sent[1] == 3 && sent[2] == 3); /* 1 warm-up + 2 measured */
+    CHECK_EQ_INT(l.rows.count, 6);                       /* warm-up left out */
+    CHECK_EQ_INT(l.stats->c.ok, 6);
+    CHECK_EQ_INT(l.stats->c.output_tokens, 12);
+    int rows_ok = 1;
+    for (size_t i = 0; i < l.rows.count; i++) {
+        const struct ts_row *r = &l.rows.items[i];
+        rows_ok &= r->rank == 1 && r->stream >= 3 && r->stream <= 5 && r->request >= 1;
+        rows_ok &= r->start_s >= 0 && r->end_s > r->start_s;
+    }
+    CHECK(rows_ok);
+    /* Measure phase: from the first measured start (after 3 warm-ups: 2000 + 300) to the last
+     * end (2000 + 8*100 + 30). */
+    CHECK_EQ_INT(l.extremes.span_ns, (2000 + 800 + 30) - (2000 + 300));
+
+    /* Duration mode: no measured request starts once the duration has passed. */
+    struct ts_level_plan dplan = {.concurrency = 1, .rank = 0, .local_streams = 1,
+                                  .duration_ns = 1000, .prompt_count = 5};
+    CHECK(level_begin(&l, &dplan, 0) == 0);
+    CHECK(level_next(&l, 0, 0, &req) == 1);
+    CHECK(level_next(&l, 0, 999, &req) == 1);
+    CHECK(level_next(&l, 0, 1000, &req) == 0);
+    CHECK_EQ_INT(l.rows.count, 0); /* begin cleared the previous level */
+
+    /* A rank with no stream in this level. */
+    struct ts_level_plan empty = {.concurrency = 1, .rank = 2, .requests_per_stream = 1,
+                                  .prompt_count = 5};
+    level_share(1, 2, 3, &empty.first_stream, &empty.local_streams);
+    CHECK_EQ_INT(empty.local_streams, 0);
+    CHECK(level_begin(&l, &empty, 0) == 0);
+    level_end(&l);
+    CHECK_EQ_INT(l.extremes.span_ns, 0);
+
+    xfer_free(&x);
+    level_free(&l);
+    return check_report("level");
+}

@@ -1,0 +1,111 @@
+/* test_options.c: defaults, accepted forms, and one clear message for each kind of bad
+ * command line. */
+#include "tokstorm/options.h"
+
+#include <string.h>
+
+#include "check.h"
+
+#define ARGV(...) (char *[]){"tokstorm", __VA_ARGS__, NULL}
+#define ARGC(...) ((int)(sizeof((char *[]){"tokstorm", __VA_ARGS__}) / sizeof(char *)))
+#define PARSE(o, msg, ...) options_parse(o, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), msg, sizeof msg)
+
+/* Parses and checks that it fails with a message containing want. */
+static int rejects(int argc, char **argv, const char *want)
+{
+    struct ts_options o;
+    char msg[256] = "";
+    int rc = options_parse(&o, argc, argv, msg, sizeof msg);
+    options_free(&o);
+    int ok = rc == TS_OPT_ERR && strstr(msg, want) != NULL && strchr(msg, '\n') == NULL;
+    if (!ok)
+        fprintf(stderr, "rc %d, message '%s', wanted '%s'\n", rc, msg, want);
+    return ok;
+}
+#define REJECTS(want, ...) CHECK(rejects(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), want))
+
+int main(void)
+{
+    struct ts_options o;
+    char msg[256];
+
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://127.0.0.1:8000/"), 0);
+    CHECK_EQ_STR(o.url, "http://127.0.0.1:8000");
+    CHECK_EQ_STR(o.model, "default");
+    CHECK_EQ_INT(o.api, TS_API_CHAT);
+    CHECK_EQ_INT(o.n_levels, 4);
+    CHECK_EQ_INT(o.levels[3], 32);
+    CHECK_EQ_INT(o.max_tokens, 256);
+    CHECK_EQ_INT(o.requests_per_stream, 2);
+    CHECK_EQ_INT(o.timeout_ns, 600000000000LL);
+    CHECK_EQ_STR(o.out_path, "tokstorm-results.h5");
+    CHECK(o.prompts_path == NULL && !o.force && !o.demo && !o.ignore_eos);
+    CHECK_EQ_STR(o.command_line, "tokstorm --url http://127.0.0.1:8000/");
+    options_free(&o);
+
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "https://gpu01:30000/v1", "--model", "qwen", "--api",
+                       "completions", "--levels", "1,4,2k", "--max-tokens", "1k",
+                       "--temperature", "0.7", "--ignore-eos", "--duration", "90s",
+                       "--warmup", "1", "--timeout", "2m", "-o", "x.h5", "--force",
+                       "--prompts", "p.jsonl", "-v", "-v"),
+                 0);
+    CHECK_EQ_STR(o.url, "https://gpu01:30000");
+    CHECK_EQ_INT(o.api, TS_API_COMPLETIONS);
+    CHECK_EQ_INT(o.levels[2], 2000);
+    CHECK_EQ_INT(o.max_tokens, 1000);
+    CHECK(o.temperature == 0.7 && o.ignore_eos && o.force && o.verbose == 2);
+    CHECK_EQ_INT(o.duration_ns, 90000000000LL);
+    CHECK_EQ_INT(o.requests_per_stream, 0);
+    CHECK_EQ_INT(o.warmup, 1);
+    CHECK_EQ_INT(o.timeout_ns, 120000000000LL);
+    CHECK_EQ_STR(o.out_path, "x.h5");
+    CHECK_EQ_STR(o.prompts_path, "p.jsonl");
+    options_free(&o);
+
+    CHECK_EQ_INT(PARSE(&o, msg, "--url=http://[::1]:8000"), 0);
+    CHECK_EQ_STR(o.url, "http://[::1]:8000");
+    options_free(&o);
+
+    CHECK_EQ_INT(PARSE(&o, msg, "--demo"), 0);
+    CHECK(o.demo && o.url == NULL);
+    CHECK_EQ_INT(o.max_tokens, 64);
+    CHECK_EQ_INT(o.n_levels, 6);
+    options_free(&o);
+
+    CHECK_EQ_INT(PARSE(&o, msg, "--help"), TS_OPT_HELP);
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "-V"), TS_OPT_VERSION);
+    options_free(&o);
+
+    REJECTS("--bogus: unknown option", "--url", "http://x", "--bogus");
+    REJECTS("-x: unknown option", "--url", "http://x", "-x");
+    REJECTS("--levels: needs a value", "--url", "http://x", "--levels");
+    REJECTS("'extra': unexpected argument", "--url", "http://x", "extra");
+    REJECTS("--url: missing", "--levels", "1");
+    REJECTS("--url: 'ftp://x' must start with http://", "--url", "ftp://x");
+    REJECTS("has no host", "--url", "http://");
+    REJECTS("has no host", "--url", "http://:80");
+    REJECTS("invalid port", "--url", "http://h:0");
+    REJECTS("invalid port", "--url", "http://h:99999");
+    REJECTS("invalid port", "--url", "http://h:8o");
+    REJECTS("space or control", "--url", "http://h /x");
+    REJECTS("--levels: '0' is not", "--url", "http://x", "--levels", "0");
+    REJECTS("--levels: '1,-4' is not", "--url", "http://x", "--levels", "1,-4");
+    REJECTS("--levels: 'abc' is not", "--url", "http://x", "--levels", "abc");
+    REJECTS("--levels: '4,,8' is not", "--url", "http://x", "--levels", "4,,8");
+    REJECTS("--levels: 4 appears twice", "--url", "http://x", "--levels", "1,4,4");
+    REJECTS("--max-tokens: '0' is not", "--url", "http://x", "--max-tokens", "0");
+    REJECTS("--max-tokens: '-5' is not", "--url", "http://x", "--max-tokens", "-5");
+    REJECTS("--max-tokens: 'many' is not", "--url", "http://x", "--max-tokens", "many");
+    REJECTS("--requests-per-stream: '0'", "--url", "http://x", "--requests-per-stream", "0");
+    REJECTS("--timeout: '0' is not", "--url", "http://x", "--timeout", "0");
+    REJECTS("--timeout: '5parsecs' is not", "--url", "http://x", "--timeout", "5parsecs");
+    REJECTS("--duration and --requests-per-stream", "--url", "http://x", "--duration", "5",
+            "--requests-per-stream", "3");
+    REJECTS("--api: 'grpc' is not", "--url", "http://x", "--api", "grpc");
+    REJECTS("--temperature: 'hot' is not", "--url", "http://x", "--temperature", "hot");
+    REJECTS("--warmup: '-1' is not", "--url", "http://x", "--warmup", "-1");
+    REJECTS("--out: the file name is empty", "--url", "http://x", "--out", "");
+    REJECTS("--url and --demo", "--url", "http://x", "--demo");
+    return check_report("options");
+}

@@ -1,0 +1,104 @@
+/* test_stats.c: recording rows into level stats, merging parts the way the MPI reduction
+ * does, and the summary figures against values computed here by hand. */
+#include "tokstorm/stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static struct ts_row ok_row(double start, double first, double end, int64_t tokens)
+{
+    struct ts_row r;
+    memset(&r, 0, sizeof r);
+    r.start_s = start;
+    r.first_byte_s = first;
+    r.first_token_s = first;
+    r.end_s = end;
+    r.output_tokens = tokens;
+    r.prompt_tokens = 10;
+    r.tokens_from_usage = 1;
+    r.http_status = 200;
+    return r;
+}
+
+int main(void)
+{
+    struct ts_level_stats *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    struct ts_level_extremes ax, bx;
+    stats_init(a, &ax);
+    stats_init(b, &bx);
+
+    /* Part a: two successes. 100 tokens in 2 s (50 tok/s), 10 tokens in 0.5 s (20 tok/s). */
+    struct ts_row r1 = ok_row(0.0, 0.05, 2.0, 100);
+    struct ts_row r2 = ok_row(1.0, 1.10, 1.5, 10);
+    int64_t t1[3] = {50000000, 60000000, 80000000}; /* gaps 10 ms and 20 ms */
+    stats_record(a, &ax, &r1, t1, 3);
+    stats_record(a, &ax, &r2, NULL, 0);
+    ax.span_ns = 2000000000;
+    /* Part b: one success (40 tokens in 1 s) and two failures. */
+    struct ts_row r3 = ok_row(0.0, 0.2, 1.0, 40);
+    stats_record(b, &bx, &r3, NULL, 0);
+    struct ts_row bad = ok_row(0.0, -1, 0.3, 0);
+    bad.error_class = TS_ERR_HTTP_5XX;
+    bad.http_status = 503;
+    stats_record(b, &bx, &bad, NULL, 0);
+    bad.error_class = TS_ERR_TIMEOUT;
+    stats_record(b, &bx, &bad, NULL, 0);
+    bx.span_ns = 2500000000;
+
+    /* Merge through the packed form, as collect.c reduces extremes. */
+    int64_t pa[TS_EXTREMES_PACKED], pb[TS_EXTREMES_PACKED];
+    stats_extremes_pack(&ax, pa);
+    stats_extremes_pack(&bx, pb);
+    for (int i = 0; i < TS_EXTREMES_PACKED; i++)
+        pa[i] = pa[i] > pb[i] ? pa[i] : pb[i];
+    struct ts_level_extremes via_pack;
+    stats_extremes_unpack(pa, &via_pack);
+    stats_merge(a, &ax, b, &bx);
+    CHECK(memcmp(&via_pack, &ax, sizeof ax) == 0);
+
+    struct ts_level_summary s;
+    stats_summarize(a, &ax, 7, &s);
+    CHECK_EQ_INT(s.concurrency, 7);
+    CHECK_EQ_INT(s.ok, 3);
+    CHECK_EQ_INT(s.err, 2);
+    CHECK_EQ_INT(s.err_by_class[TS_ERR_HTTP_5XX], 1);
+    CHECK_EQ_INT(s.err_by_class[TS_ERR_TIMEOUT], 1);
+    CHECK_EQ_INT(s.output_tokens, 150);
+    CHECK_EQ_INT(s.prompt_tokens, 30);
+    CHECK(fabs(s.wall_s - 2.5) < 1e-12);
+    CHECK(fabs(s.agg_tok_s - 150 / 2.5) < 1e-9);
+    CHECK(fabs(s.per_req_tok_s - (50.0 + 20.0 + 40.0) / 3) < 1e-4);
+    /* TTFTs 50, 100, 200 ms: p50 is the 2nd smallest, p99 the largest (within 0.4%). */
+    CHECK(fabs(s.ttft_p50_ms - 100) < 0.4);
+    CHECK(fabs(s.ttft_p99_ms - 200) < 0.8);
+    CHECK(fabs(s.itl_p50_ms - 10) < 0.04);
+    CHECK(fabs(s.itl_p99_ms - 20) < 0.08);
+    /* TPOT of r1: (2.0 - 0.05) / 99 s. */
+    CHECK(a->tpot.count == 3);
+    CHECK_EQ_INT(ax.ttft.min_ns, 50000000);
+    CHECK_EQ_INT(ax.ttft.max_ns, 200000000);
+
+    /* Rows: growth keeps contents. */
+    struct ts_rows rows;
+    rows_init(&rows);
+    int all_ok = 1;
+    for (int i = 0; i < 5000; i++) {
+        struct ts_row r = ok_row(i, i, i + 1, i);
+        all_ok &= rows_append(&rows, &r) == 0;
+    }
+    CHECK(all_ok);
+    CHECK_EQ_INT(rows.count, 5000);
+    CHECK_EQ_INT(rows.items[4321].output_tokens, 4321);
+    rows_clear(&rows);
+    CHECK_EQ_INT(rows.count, 0);
+    rows_free(&rows);
+
+    CHECK_EQ_STR(stats_err_class_name(TS_ERR_TRUNCATED), "truncated");
+    CHECK_EQ_STR(stats_err_class_name(99), "unknown");
+    free(a);
+    free(b);
+    return check_report("stats");
+}
