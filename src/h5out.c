@@ -1,0 +1,254 @@
+/* h5out.c: writes the results file: root attributes, one group per level with its summary,
+ * and the per-request compound dataset, extended piece by piece as rows arrive from the
+ * gather. The only user of hdf5.h; it knows nothing of MPI or the network. */
+#include "tokstorm/h5out.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct ts_h5out {
+    hid_t file;
+    hid_t group;    /* the open level, or -1 */
+    hid_t requests; /* its dataset, or -1 */
+    hid_t row_type; /* memory (and file) compound type of struct ts_row */
+    hsize_t rows;   /* rows written to the open level */
+    char path[4096];
+};
+
+/* One definition of the row's fields, in file order. */
+static hid_t make_row_type(void)
+{
+    hid_t err_enum = H5Tenum_create(H5T_NATIVE_INT32);
+    for (int32_t c = 0; c < TS_ERR__COUNT; c++)
+        H5Tenum_insert(err_enum, stats_err_class_name(c), &c);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(struct ts_row));
+#define FIELD(name, type) H5Tinsert(t, #name, offsetof(struct ts_row, name), type)
+    FIELD(rank, H5T_NATIVE_INT32);
+    FIELD(stream, H5T_NATIVE_INT32);
+    FIELD(request, H5T_NATIVE_INT64);
+    FIELD(prompt_index, H5T_NATIVE_INT32);
+    FIELD(start_s, H5T_NATIVE_DOUBLE);
+    FIELD(first_byte_s, H5T_NATIVE_DOUBLE);
+    FIELD(first_token_s, H5T_NATIVE_DOUBLE);
+    FIELD(end_s, H5T_NATIVE_DOUBLE);
+    FIELD(output_tokens, H5T_NATIVE_INT64);
+    FIELD(prompt_tokens, H5T_NATIVE_INT64);
+    FIELD(content_events, H5T_NATIVE_INT64);
+    FIELD(tokens_from_usage, H5T_NATIVE_INT32);
+    FIELD(http_status, H5T_NATIVE_INT32);
+    FIELD(error_class, err_enum);
+#undef FIELD
+    H5Tclose(err_enum);
+    return t;
+}
+
+static int fail(char *msg, size_t len, const char *path, const char *what)
+{
+    snprintf(msg, len, "results file %s: %s", path, what);
+    return TS_H5_ERR_IO;
+}
+
+int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, size_t msg_len)
+{
+    *out = NULL;
+    if (!force && access(path, F_OK) == 0) {
+        snprintf(msg, msg_len, "--out: %s exists (use --force to overwrite it)", path);
+        return TS_H5_ERR_EXISTS;
+    }
+    /* Try a plain create first so that the message names the system's reason (no such
+     * directory, permission denied) instead of HDF5's error stack. */
+    FILE *probe = fopen(path, force ? "w" : "wx");
+    if (probe == NULL) {
+        snprintf(msg, msg_len, "--out: cannot create %s: %s", path, strerror(errno));
+        return errno == EEXIST ? TS_H5_ERR_EXISTS : TS_H5_ERR_IO;
+    }
+    fclose(probe);
+    struct ts_h5out *h = calloc(1, sizeof *h);
+    if (h == NULL)
+        return fail(msg, msg_len, path, "out of memory");
+    snprintf(h->path, sizeof h->path, "%s", path);
+    h->group = h->requests = -1;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported once, by us */
+    h->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    h->row_type = make_row_type();
+    if (h->file < 0 || h->row_type < 0) {
+        h5out_close(h);
+        return fail(msg, msg_len, path, "HDF5 cannot create it");
+    }
+    *out = h;
+    return 0;
+}
+
+static int attr_write(hid_t obj, const char *name, hid_t type, hid_t space, const void *value)
+{
+    hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0)
+        return -1;
+    herr_t rc = H5Awrite(a, type, value);
+    H5Aclose(a);
+    return rc < 0 ? -1 : 0;
+}
+
+static int attr_i64(hid_t obj, const char *name, int64_t v)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    int rc = attr_write(obj, name, H5T_NATIVE_INT64, s, &v);
+    H5Sclose(s);
+    return rc;
+}
+
+static int attr_f64(hid_t obj, const char *name, double v)
+{
+    hid_t s = H5Screate(H5S_SCALAR);
+    int rc = attr_write(obj, name, H5T_NATIVE_DOUBLE, s, &v);
+    H5Sclose(s);
+    return rc;
+}
+
+static int attr_str(hid_t obj, const char *name, const char *v)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    hid_t s = H5Screate(H5S_SCALAR);
+    const char *value = v ? v : "";
+    int rc = attr_write(obj, name, t, s, &value);
+    H5Sclose(s);
+    H5Tclose(t);
+    return rc;
+}
+
+static int attr_i64_array(hid_t obj, const char *name, const int64_t *v, size_t n)
+{
+    hsize_t dims[1] = {n};
+    hid_t s = H5Screate_simple(1, dims, NULL);
+    int rc = attr_write(obj, name, H5T_NATIVE_INT64, s, v);
+    H5Sclose(s);
+    return rc;
+}
+
+int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *i, char *msg, size_t msg_len)
+{
+    hid_t r = h->file;
+    int bad = 0;
+    bad |= attr_i64(r, "schema_version", TS_H5_SCHEMA_VERSION);
+    bad |= attr_str(r, "tokstorm_version", i->version);
+    bad |= attr_str(r, "url", i->url);
+    bad |= attr_str(r, "model", i->model);
+    bad |= attr_str(r, "api", i->api);
+    bad |= attr_i64_array(r, "levels", i->levels, i->n_levels);
+    bad |= attr_i64(r, "ranks", i->ranks);
+    bad |= attr_str(r, "start_time_utc", i->start_utc);
+    bad |= attr_str(r, "command_line", i->command_line);
+    bad |= attr_str(r, "prompts", i->prompts_path);
+    bad |= attr_i64(r, "prompt_count", i->prompt_count);
+    bad |= attr_i64(r, "max_tokens", i->max_tokens);
+    bad |= attr_i64(r, "requests_per_stream", i->requests_per_stream);
+    bad |= attr_f64(r, "duration_s", i->duration_s);
+    bad |= attr_i64(r, "warmup", i->warmup);
+    bad |= attr_f64(r, "timeout_s", i->timeout_s);
+    bad |= attr_f64(r, "temperature", i->temperature);
+    bad |= attr_i64(r, "ignore_eos", i->ignore_eos);
+    if (bad || H5Fflush(r, H5F_SCOPE_GLOBAL) < 0)
+        return fail(msg, msg_len, h->path, "cannot write the run attributes");
+    return 0;
+}
+
+int h5out_level_begin(struct ts_h5out *h, int64_t concurrency, char *msg, size_t msg_len)
+{
+    char name[64];
+    snprintf(name, sizeof name, "level_%lld", (long long)concurrency);
+    h->group = H5Gcreate2(h->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (h->group < 0)
+        return fail(msg, msg_len, h->path, "cannot create a level group");
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {4096};
+    hid_t space = H5Screate_simple(1, dims, maxdims);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, chunk);
+    H5Pset_deflate(dcpl, 4);
+    h->requests = H5Dcreate2(h->group, "requests", h->row_type, space, H5P_DEFAULT, dcpl,
+                             H5P_DEFAULT);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    h->rows = 0;
+    if (h->requests < 0)
+        return fail(msg, msg_len, h->path, "cannot create the requests dataset");
+    return 0;
+}
+
+int h5out_level_rows(struct ts_h5out *h, const struct ts_row *rows, size_t n, char *msg,
+                     size_t msg_len)
+{
+    if (n == 0)
+        return 0;
+    hsize_t new_size[1] = {h->rows + n}, start[1] = {h->rows}, count[1] = {n};
+    if (H5Dset_extent(h->requests, new_size) < 0)
+        return fail(msg, msg_len, h->path, "cannot extend the requests dataset");
+    hid_t file_space = H5Dget_space(h->requests);
+    hid_t mem_space = H5Screate_simple(1, count, NULL);
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL);
+    herr_t rc = H5Dwrite(h->requests, h->row_type, mem_space, file_space, H5P_DEFAULT, rows);
+    H5Sclose(mem_space);
+    H5Sclose(file_space);
+    if (rc < 0)
+        return fail(msg, msg_len, h->path, "cannot write requests");
+    h->rows += n;
+    return 0;
+}
+
+int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int complete, char *msg,
+                    size_t msg_len)
+{
+    hid_t g = h->group;
+    int bad = 0;
+    bad |= attr_i64(g, "concurrency", s->concurrency);
+    bad |= attr_i64(g, "complete", complete);
+    bad |= attr_f64(g, "wall_s", s->wall_s);
+    bad |= attr_i64(g, "output_tokens", (int64_t)s->output_tokens);
+    bad |= attr_i64(g, "prompt_tokens", (int64_t)s->prompt_tokens);
+    bad |= attr_i64(g, "ok", (int64_t)s->ok);
+    bad |= attr_i64(g, "err", (int64_t)s->err);
+    for (int c = 1; c < TS_ERR__COUNT; c++) {
+        char name[64];
+        snprintf(name, sizeof name, "err_%s", stats_err_class_name(c));
+        bad |= attr_i64(g, name, (int64_t)s->err_by_class[c]);
+    }
+    bad |= attr_f64(g, "agg_tok_s", s->agg_tok_s);
+    bad |= attr_f64(g, "per_req_tok_s", s->per_req_tok_s);
+    bad |= attr_f64(g, "ttft_p50_ms", s->ttft_p50_ms);
+    bad |= attr_f64(g, "ttft_p99_ms", s->ttft_p99_ms);
+    bad |= attr_f64(g, "itl_p50_ms", s->itl_p50_ms);
+    bad |= attr_f64(g, "itl_p99_ms", s->itl_p99_ms);
+    bad |= attr_f64(g, "tpot_p50_ms", s->tpot_p50_ms);
+    bad |= attr_f64(g, "tpot_p99_ms", s->tpot_p99_ms);
+    bad |= attr_f64(g, "e2e_p50_ms", s->e2e_p50_ms);
+    bad |= attr_f64(g, "e2e_p99_ms", s->e2e_p99_ms);
+    H5Dclose(h->requests);
+    H5Gclose(h->group);
+    h->requests = h->group = -1;
+    if (bad || H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0)
+        return fail(msg, msg_len, h->path, "cannot write the level summary");
+    return 0;
+}
+
+int h5out_close(struct ts_h5out *h)
+{
+    if (h == NULL)
+        return 0;
+    int rc = 0;
+    if (h->requests >= 0)
+        H5Dclose(h->requests);
+    if (h->group >= 0)
+        H5Gclose(h->group);
+    if (h->row_type >= 0)
+        H5Tclose(h->row_type);
+    if (h->file >= 0 && H5Fclose(h->file) < 0)
+        rc = TS_H5_ERR_IO;
+    free(h);
+    return rc;
+}

@@ -1,0 +1,337 @@
+/* http.c: the rank's event loop, after curl's ephiperfifo.c: one multi handle, epoll for the
+ * sockets libcurl names in on_socket, a deadline for the timer it sets in on_timer, and a
+ * slot (easy handle + xfer) per stream. Response bytes are stamped and handed to xfer.c; the
+ * driver decides what to send. It knows nothing of levels, MPI, JSON or results. */
+#include "tokstorm/http.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "tokstorm/clock.h"
+#include "tokstorm/log.h"
+
+struct slot {
+    struct ts_http *http;
+    CURL *easy;
+    int64_t stream;
+    int busy;
+    struct ts_xfer xfer;
+    char errbuf[CURL_ERROR_SIZE];
+    char detail[CURL_ERROR_SIZE + 64]; /* errbuf plus the system's reason */
+};
+
+struct ts_http {
+    CURLM *multi;
+    int epfd;
+    int64_t timer_deadline_ns; /* when libcurl wants CURL_SOCKET_TIMEOUT; -1 = none */
+    struct slot *slots;
+    int64_t n_slots;
+    int64_t in_flight;
+    struct curl_slist *headers;
+    const struct ts_http_driver *driver;
+};
+
+/* CURLMOPT_SOCKETFUNCTION: keep epoll's interest set equal to what libcurl asks for. The
+ * socket pointer is only a marker that the socket is already in the epoll set, so nothing
+ * is allocated per socket and nothing needs freeing on CURL_POLL_REMOVE. */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+{
+    (void)easy;
+    struct ts_http *h = userp;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(h->epfd, EPOLL_CTL_DEL, s, NULL);
+        curl_multi_assign(h->multi, s, NULL);
+        return 0;
+    }
+    struct epoll_event ev = {.events = 0, .data.fd = s};
+    if (what & CURL_POLL_IN)
+        ev.events |= EPOLLIN;
+    if (what & CURL_POLL_OUT)
+        ev.events |= EPOLLOUT;
+    if (socketp == NULL) {
+        if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, s, &ev) != 0 && errno == EEXIST)
+            epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev);
+        curl_multi_assign(h->multi, s, h);
+    } else {
+        epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev);
+    }
+    return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: remember the deadline. libcurl must not be re-entered from its own
+ * callback, so the loop acts on it (even a 0 ms timeout) after this returns. */
+static int on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    (void)multi;
+    struct ts_http *h = userp;
+    h->timer_deadline_ns = timeout_ms < 0 ? -1 : clock_now_ns() + timeout_ms * 1000000;
+    return 0;
+}
+
+/* CURLOPT_HEADERFUNCTION: the status line stamps the first byte and gives the status. */
+static size_t on_header(char *buf, size_t size, size_t n, void *userp)
+{
+    struct slot *sl = userp;
+    size_t len = size * n;
+    if (len > 9 && memcmp(buf, "HTTP/", 5) == 0) {
+        const char *sp = memchr(buf, ' ', len);
+        int status = 0;
+        if (sp != NULL && sp + 3 < buf + len)
+            status = (sp[1] - '0') * 100 + (sp[2] - '0') * 10 + (sp[3] - '0');
+        xfer_on_status(&sl->xfer, status, clock_now_ns());
+    }
+    return len;
+}
+
+/* CURLOPT_WRITEFUNCTION: body bytes go straight to the request's parser. Returning less than
+ * len makes libcurl abort the transfer with CURLE_WRITE_ERROR. */
+static size_t on_body(char *buf, size_t size, size_t n, void *userp)
+{
+    struct slot *sl = userp;
+    size_t len = size * n;
+    return xfer_on_body(&sl->xfer, buf, len, clock_now_ns()) == 0 ? len : 0;
+}
+
+static int setup_easy(struct ts_http *h, struct slot *sl, const struct ts_http_config *cfg)
+{
+    CURL *e = curl_easy_init();
+    if (e == NULL)
+        return -1;
+    sl->easy = e;
+    sl->http = h;
+    int bad = 0;
+    bad |= curl_easy_setopt(e, CURLOPT_URL, cfg->url) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, h->headers) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_POST, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(cfg->timeout_ns / 1000000)) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                            (long)(cfg->connect_timeout_ns / 1000000)) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_HEADERDATA, sl) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, sl) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_PRIVATE, sl) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, sl->errbuf) != CURLE_OK;
+    if (cfg->debug)
+        curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+    return bad ? -1 : 0;
+}
+
+int http_new(struct ts_http **out, const struct ts_http_config *cfg, char *msg, size_t msg_len)
+{
+    struct ts_http *h = calloc(1, sizeof *h);
+    *out = NULL;
+    if (h == NULL) {
+        snprintf(msg, msg_len, "out of memory");
+        return TS_HTTP_ERR_INIT;
+    }
+    h->epfd = -1;
+    h->timer_deadline_ns = -1;
+    h->epfd = epoll_create1(EPOLL_CLOEXEC);
+    h->multi = curl_multi_init();
+    /* "Expect:" stops libcurl from waiting for 100-continue before sending larger bodies. */
+    h->headers = curl_slist_append(NULL, "Content-Type: application/json");
+    h->headers = curl_slist_append(h->headers, "Accept: text/event-stream");
+    h->headers = curl_slist_append(h->headers, "Expect:");
+    h->n_slots = cfg->max_streams > 0 ? cfg->max_streams : 1;
+    h->slots = calloc((size_t)h->n_slots, sizeof *h->slots);
+    if (h->epfd < 0 || h->multi == NULL || h->headers == NULL || h->slots == NULL) {
+        snprintf(msg, msg_len, "cannot set up the event loop: %s", strerror(errno));
+        http_free(h);
+        return TS_HTTP_ERR_INIT;
+    }
+    curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+    curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+    /* Keep one idle connection per stream between requests and levels (keep-alive). */
+    curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)h->n_slots + 16);
+    curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    for (int64_t i = 0; i < h->n_slots; i++) {
+        if (xfer_init(&h->slots[i].xfer, cfg->api, cfg->max_event_bytes) != 0 ||
+            setup_easy(h, &h->slots[i], cfg) != 0) {
+            snprintf(msg, msg_len, "cannot set up request slot %lld", (long long)i);
+            http_free(h);
+            return TS_HTTP_ERR_INIT;
+        }
+    }
+    *out = h;
+    return 0;
+}
+
+void http_free(struct ts_http *h)
+{
+    if (h == NULL)
+        return;
+    for (int64_t i = 0; i < h->n_slots && h->slots; i++) {
+        struct slot *sl = &h->slots[i];
+        if (sl->easy) {
+            if (sl->busy)
+                curl_multi_remove_handle(h->multi, sl->easy);
+            curl_easy_cleanup(sl->easy);
+        }
+        xfer_free(&sl->xfer);
+    }
+    free(h->slots);
+    /* Clean up the multi handle (and the connections it caches) before the epoll fd, so the
+     * CURL_POLL_REMOVE calls it makes still find a valid epoll set. */
+    if (h->multi)
+        curl_multi_cleanup(h->multi);
+    if (h->epfd >= 0)
+        close(h->epfd);
+    curl_slist_free_all(h->headers);
+    free(h);
+}
+
+/* Asks the driver for stream s's next request and hands it to libcurl. */
+static int start_next(struct ts_http *h, struct slot *sl, int64_t now_ns)
+{
+    const char *body;
+    size_t body_len;
+    if (!h->driver->next(h->driver->ctx, sl->stream, now_ns, &body, &body_len))
+        return 0;
+    curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDS, body);
+    sl->errbuf[0] = '\0';
+    xfer_begin(&sl->xfer, clock_now_ns());
+    if (curl_multi_add_handle(h->multi, sl->easy) != CURLM_OK) {
+        h->driver->done(h->driver->ctx, sl->stream, &sl->xfer, TS_TRANSPORT_CONNECT,
+                        "curl_multi_add_handle failed", clock_now_ns());
+        return 0;
+    }
+    sl->busy = 1;
+    h->in_flight++;
+    return 1;
+}
+
+static enum ts_transport transport_of(struct slot *sl, CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_OK:
+        return TS_TRANSPORT_OK;
+    case CURLE_WRITE_ERROR:
+        return TS_TRANSPORT_ABORTED;
+    case CURLE_OPERATION_TIMEDOUT: {
+        /* A connect timeout is a failure to connect, not a slow answer. */
+        curl_off_t connect_us = 0;
+        curl_easy_getinfo(sl->easy, CURLINFO_CONNECT_TIME_T, &connect_us);
+        return connect_us > 0 ? TS_TRANSPORT_TIMEOUT : TS_TRANSPORT_CONNECT;
+    }
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return TS_TRANSPORT_CONNECT;
+    default:
+        return TS_TRANSPORT_BROKEN;
+    }
+}
+
+/* Reaps finished transfers, reports them, and lets each stream start its next request. */
+static void check_multi_info(struct ts_http *h)
+{
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(h->multi, &left)) != NULL) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        struct slot *sl = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&sl);
+        CURLcode rc = m->data.result;
+        curl_multi_remove_handle(h->multi, sl->easy);
+        sl->busy = 0;
+        h->in_flight--;
+        int64_t now = clock_now_ns();
+        enum ts_transport how = transport_of(sl, rc);
+        const char *detail = NULL;
+        if (rc != CURLE_OK) {
+            /* curl's message says what failed; the errno says why ("Connection refused"). */
+            long os_errno = 0;
+            curl_easy_getinfo(sl->easy, CURLINFO_OS_ERRNO, &os_errno);
+            snprintf(sl->detail, sizeof sl->detail, "%s%s%s%s",
+                     sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(rc), os_errno ? " (" : "",
+                     os_errno ? strerror((int)os_errno) : "", os_errno ? ")" : "");
+            detail = sl->detail;
+        }
+        h->driver->done(h->driver->ctx, sl->stream, &sl->xfer, how, detail, now);
+        start_next(h, sl, clock_now_ns());
+    }
+}
+
+static int socket_action(struct ts_http *h, curl_socket_t s, int flags, char *msg, size_t len)
+{
+    int running;
+    CURLMcode mc = curl_multi_socket_action(h->multi, s, flags, &running);
+    if (mc != CURLM_OK) {
+        snprintf(msg, len, "curl_multi_socket_action: %s", curl_multi_strerror(mc));
+        return TS_HTTP_ERR_LOOP;
+    }
+    return 0;
+}
+
+int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *driver, char *msg,
+             size_t msg_len)
+{
+    if (n_streams > h->n_slots) {
+        snprintf(msg, msg_len, "%lld streams asked of a loop with %lld slots",
+                 (long long)n_streams, (long long)h->n_slots);
+        return TS_HTTP_ERR_LOOP;
+    }
+    h->driver = driver;
+    int64_t now = clock_now_ns();
+    for (int64_t s = 0; s < n_streams; s++) {
+        h->slots[s].stream = s;
+        start_next(h, &h->slots[s], now);
+    }
+    struct epoll_event events[256];
+    int rc = 0;
+    while (h->in_flight > 0 && rc == 0) {
+        int wait_ms = 1000; /* no timer pending: wake up now and then all the same */
+        if (h->timer_deadline_ns >= 0) {
+            int64_t left = h->timer_deadline_ns - clock_now_ns();
+            wait_ms = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+            if (wait_ms > 1000)
+                wait_ms = 1000;
+        }
+        int n = epoll_wait(h->epfd, events, (int)(sizeof events / sizeof events[0]), wait_ms);
+        if (n < 0 && errno != EINTR) {
+            snprintf(msg, msg_len, "epoll_wait: %s", strerror(errno));
+            rc = TS_HTTP_ERR_LOOP;
+            break;
+        }
+        for (int i = 0; i < n && rc == 0; i++) {
+            int flags = 0;
+            if (events[i].events & EPOLLIN)
+                flags |= CURL_CSELECT_IN;
+            if (events[i].events & EPOLLOUT)
+                flags |= CURL_CSELECT_OUT;
+            if (events[i].events & (EPOLLERR | EPOLLHUP))
+                flags |= CURL_CSELECT_ERR;
+            rc = socket_action(h, events[i].data.fd, flags, msg, msg_len);
+        }
+        if (rc == 0 && h->timer_deadline_ns >= 0 && clock_now_ns() >= h->timer_deadline_ns) {
+            h->timer_deadline_ns = -1;
+            rc = socket_action(h, CURL_SOCKET_TIMEOUT, 0, msg, msg_len);
+        }
+        check_multi_info(h);
+    }
+    h->driver = NULL;
+    return rc;
+}
+
+int http_global_init(void)
+{
+    return curl_global_init(CURL_GLOBAL_ALL) == CURLE_OK ? 0 : -1;
+}
+
+void http_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
