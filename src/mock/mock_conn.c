@@ -1,0 +1,481 @@
+/* mock_conn.c: one client connection: reads and parses requests, routes them, writes
+ * responses and stream chunks, and decides when the connection closes. It glues the HTTP
+ * parser, the OpenAI renderers and the engine together; it knows nothing of epoll_wait, the
+ * timer or the listening socket. */
+#include "mock_conn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tokstorm/clock.h"
+
+/* Pipelined input beyond one maximal request stops reading until the current one is done. */
+#define MOCK_CONN_MAX_IN_BYTES (MOCK_HTTP_MAX_HEAD_BYTES + MOCK_HTTP_MAX_BODY_BYTES)
+/* A client that stops reading a long stream is dropped rather than buffered without bound. */
+#define MOCK_CONN_MAX_OUT_BYTES (64 * 1024 * 1024)
+/* Buffers grown past this by one big request are released when it is done. */
+#define MOCK_CONN_KEEP_BYTES (64 * 1024)
+#define MOCK_CONN_READ_BYTES (16 * 1024)
+
+static struct mock_conn *conn_of_stream(struct mock_stream *s)
+{
+    return (struct mock_conn *)((char *)s - offsetof(struct mock_conn, stream));
+}
+
+static void conn_defer(struct mock_conn *c)
+{
+    if (c->pending)
+        return;
+    c->pending = true;
+    c->pending_next = c->srv->pending;
+    c->srv->pending = c;
+}
+
+static void conn_kill(struct mock_conn *c)
+{
+    c->dead = true;
+    conn_defer(c);
+}
+
+/* The server's render buffer, emptied: every render starts from a clean slate even if the
+ * previous one failed halfway. */
+static struct mock_buf *conn_scratch(struct mock_conn *c)
+{
+    mock_buf_reset(&c->srv->scratch, MOCK_CONN_KEEP_BYTES);
+    return &c->srv->scratch;
+}
+
+static void conn_sync_interest(struct mock_conn *c)
+{
+    if (c->dead)
+        return;
+    uint32_t want = 0;
+    switch (c->phase) {
+    case MOCK_CONN_READ_HEAD:
+    case MOCK_CONN_READ_BODY:
+    case MOCK_CONN_GENERATING:
+        /* Reading while generating is how a client that hangs up mid-stream is noticed. */
+        if (!c->peer_eof && mock_buf_len(&c->in) < MOCK_CONN_MAX_IN_BYTES)
+            want |= EPOLLIN;
+        break;
+    case MOCK_CONN_CLOSING:
+        break;
+    case MOCK_CONN_LINGER:
+        want |= EPOLLIN;
+        break;
+    }
+    if (mock_buf_len(&c->out) > 0)
+        want |= EPOLLOUT;
+    if (want == c->epoll_events)
+        return;
+    struct epoll_event ev = {.events = want, .data.ptr = &c->watch};
+    if (epoll_ctl(c->srv->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev) != 0) {
+        conn_kill(c);
+        return;
+    }
+    c->epoll_events = want;
+}
+
+/* Sends what the socket takes now; the rest waits for EPOLLOUT. */
+static void conn_flush(struct mock_conn *c)
+{
+    while (!c->dead && mock_buf_len(&c->out) > 0) {
+        ssize_t n = send(c->fd, mock_buf_head(&c->out), mock_buf_len(&c->out), MSG_NOSIGNAL);
+        if (n > 0)
+            mock_buf_consume(&c->out, (size_t)n);
+        else if (n < 0 && errno == EINTR)
+            continue;
+        else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        else
+            conn_kill(c);
+    }
+    if (mock_buf_len(&c->out) == 0)
+        mock_buf_reset(&c->out, MOCK_CONN_KEEP_BYTES);
+    if (mock_buf_len(&c->out) > MOCK_CONN_MAX_OUT_BYTES) {
+        if (!c->srv->opt->quiet)
+            fprintf(stderr, "tokstorm-mock: dropping a client that stopped reading\n");
+        conn_kill(c);
+    }
+    conn_sync_interest(c);
+}
+
+/* Appends the event rendered in srv->scratch to c->out, framed for this response. */
+static void conn_queue_event(struct mock_conn *c)
+{
+    struct mock_buf *ev = &c->srv->scratch;
+    int rc = c->chunked ? mock_http_write_chunk(&c->out, mock_buf_head(ev), mock_buf_len(ev))
+                        : mock_buf_append(&c->out, mock_buf_head(ev), mock_buf_len(ev));
+    if (rc != 0)
+        conn_kill(c);
+}
+
+static void conn_reply(struct mock_conn *c, int status, const char *content_type, const char *body,
+                       size_t body_bytes, const char *extra_headers)
+{
+    if (mock_http_write_head(&c->out, status, content_type, MOCK_HTTP_LENGTH, (int64_t)body_bytes,
+                             c->keep_alive, extra_headers) != 0 ||
+        mock_buf_append(&c->out, body, body_bytes) != 0)
+        conn_kill(c);
+}
+
+static void conn_reply_error(struct mock_conn *c, int status, const char *message,
+                             const char *extra_headers)
+{
+    struct mock_buf *body = conn_scratch(c);
+    if (mock_openai_render_error(status, message, body) != 0) {
+        conn_kill(c);
+        return;
+    }
+    conn_reply(c, status, "application/json", mock_buf_head(body), mock_buf_len(body),
+               extra_headers);
+}
+
+static void conn_start_generation(struct mock_conn *c, enum mock_api api)
+{
+    struct mock_server *srv = c->srv;
+    char err[256];
+    int rc = mock_openai_parse_request(
+        api, mock_buf_head(&c->in) + c->req.head_bytes, (size_t)c->req.body_bytes, srv->opt->model,
+        ++srv->last_request_id, (int64_t)time(NULL), &c->reply, err, sizeof err);
+    if (rc != 0) {
+        conn_reply_error(c, rc == -1 ? 400 : 500, err, NULL);
+        return;
+    }
+    if (c->reply.stream) {
+        /* HTTP/1.0 has no chunked encoding: the body then ends when the server closes. */
+        c->chunked = c->req.minor_version >= 1;
+        if (!c->chunked)
+            c->keep_alive = false;
+        if (mock_http_write_head(&c->out, 200, "text/event-stream",
+                                 c->chunked ? MOCK_HTTP_CHUNKED : MOCK_HTTP_UNTIL_CLOSE, 0,
+                                 c->keep_alive, "Cache-Control: no-cache\r\n") != 0 ||
+            mock_openai_render_role(&c->reply, clock_now_ns(), conn_scratch(c)) != 0) {
+            mock_openai_reply_free(&c->reply);
+            conn_kill(c);
+            return;
+        }
+        /* Headers and the role chunk go out on arrival, before any queueing or prefill. */
+        if (mock_buf_len(&srv->scratch) > 0)
+            conn_queue_event(c);
+        conn_flush(c);
+    }
+    c->phase = MOCK_CONN_GENERATING;
+    mock_engine_submit(&srv->engine, &c->stream, c->reply.max_tokens, clock_now_ns());
+}
+
+static void conn_route(struct mock_conn *c)
+{
+    const char *path = c->req.path;
+    enum mock_http_method method = c->req.method;
+    bool chat = strcmp(path, "/v1/chat/completions") == 0;
+    if (chat || strcmp(path, "/v1/completions") == 0) {
+        if (method != MOCK_HTTP_POST)
+            conn_reply_error(c, 405, "this endpoint takes POST", "Allow: POST\r\n");
+        else
+            conn_start_generation(c, chat ? MOCK_API_CHAT : MOCK_API_COMPLETIONS);
+        return;
+    }
+    bool models = strcmp(path, "/v1/models") == 0;
+    if (models || strcmp(path, "/health") == 0) {
+        if (method != MOCK_HTTP_GET) {
+            conn_reply_error(c, 405, "this endpoint takes GET", "Allow: GET\r\n");
+        } else if (!models) {
+            conn_reply(c, 200, NULL, "", 0, NULL);
+        } else {
+            struct mock_buf *body = conn_scratch(c);
+            if (mock_openai_render_models(c->srv->opt->model, c->srv->started_unix_s, body)) {
+                conn_kill(c);
+                return;
+            }
+            conn_reply(c, 200, "application/json", mock_buf_head(body), mock_buf_len(body), NULL);
+        }
+        return;
+    }
+    conn_reply_error(c, 404,
+                     "unknown path; try /v1/chat/completions, /v1/completions or "
+                     "/v1/models",
+                     NULL);
+}
+
+static const char *parse_error_message(int status)
+{
+    switch (status) {
+    case 411:
+        return "chunked request bodies are not supported; send Content-Length";
+    case 413:
+        return "request body larger than 16 MiB";
+    case 431:
+        return "request head larger than 64 KiB";
+    case 505:
+        return "only HTTP/1.0 and HTTP/1.1 are supported";
+    default:
+        return "malformed HTTP request";
+    }
+}
+
+/* Serves as many buffered requests as it can, in order, until one starts generating or
+ * more bytes are needed; then sends what it wrote. */
+static void conn_advance(struct mock_conn *c)
+{
+    while (!c->dead) {
+        if (c->phase == MOCK_CONN_READ_HEAD) {
+            int rc = mock_http_parse_head(mock_buf_head(&c->in), mock_buf_len(&c->in),
+                                          &c->head_scanned_bytes, &c->req);
+            if (rc == 0) {
+                if (!c->peer_eof)
+                    break;
+                c->phase = MOCK_CONN_CLOSING;
+            } else if (rc < 0) {
+                /* The byte stream cannot be resynchronised after a bad head: answer, close. */
+                c->keep_alive = false;
+                conn_reply_error(c, -rc, parse_error_message(-rc), NULL);
+                c->srv->stats.requests++;
+                c->phase = MOCK_CONN_CLOSING;
+            } else {
+                c->head_scanned_bytes = 0;
+                c->phase = MOCK_CONN_READ_BODY;
+                size_t have = mock_buf_len(&c->in) - c->req.head_bytes;
+                if (c->req.expect_continue && c->req.minor_version == 1 &&
+                    have < (size_t)c->req.body_bytes && mock_http_write_continue(&c->out) != 0)
+                    conn_kill(c);
+            }
+        } else if (c->phase == MOCK_CONN_READ_BODY) {
+            size_t need = c->req.head_bytes + (size_t)c->req.body_bytes;
+            if (mock_buf_len(&c->in) < need) {
+                if (!c->peer_eof)
+                    break;
+                c->phase = MOCK_CONN_CLOSING;
+                continue;
+            }
+            c->keep_alive = c->req.keep_alive;
+            conn_route(c);
+            mock_buf_consume(&c->in, need);
+            if (mock_buf_len(&c->in) == 0)
+                mock_buf_reset(&c->in, MOCK_CONN_KEEP_BYTES);
+            if (c->phase == MOCK_CONN_READ_BODY) {
+                /* Answered at once (not a generation): the next request may follow. */
+                c->srv->stats.requests++;
+                c->phase = c->keep_alive ? MOCK_CONN_READ_HEAD : MOCK_CONN_CLOSING;
+            }
+        } else if (c->phase == MOCK_CONN_CLOSING) {
+            conn_flush(c);
+            if (c->dead || mock_buf_len(&c->out) > 0)
+                break;
+            if (c->peer_eof) {
+                conn_kill(c);
+                break;
+            }
+            /* Closing with unread input would send RST and could destroy the response in
+             * the client's receive buffer, so shut the write side and drain until EOF. */
+            shutdown(c->fd, SHUT_WR);
+            c->phase = MOCK_CONN_LINGER;
+            mock_buf_reset(&c->in, 0);
+            break;
+        } else {
+            break; /* GENERATING and LINGER are driven by the engine and by reads */
+        }
+    }
+    conn_flush(c);
+}
+
+static void conn_read(struct mock_conn *c)
+{
+    if (c->phase == MOCK_CONN_LINGER) {
+        char sink[4096];
+        /* Bounded, so a client that keeps sending cannot hold the loop here. */
+        for (int i = 0; i < 16; i++) {
+            ssize_t n = recv(c->fd, sink, sizeof sink, 0);
+            if (n > 0 || (n < 0 && errno == EINTR))
+                continue;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                return;
+            conn_kill(c);
+            return;
+        }
+        return;
+    }
+    while (mock_buf_len(&c->in) < MOCK_CONN_MAX_IN_BYTES) {
+        size_t room = MOCK_CONN_MAX_IN_BYTES - mock_buf_len(&c->in);
+        if (room > MOCK_CONN_READ_BYTES)
+            room = MOCK_CONN_READ_BYTES;
+        if (mock_buf_reserve(&c->in, room) != 0) {
+            conn_kill(c);
+            return;
+        }
+        ssize_t n = recv(c->fd, c->in.data + c->in.end, room, 0);
+        if (n > 0) {
+            c->in.end += (size_t)n;
+            if ((size_t)n < room)
+                return; /* drained for now; level-triggered epoll reports any more */
+        } else if (n == 0) {
+            c->peer_eof = true;
+            /* Gone mid-request: the stream would only be written into a closed socket. */
+            if (c->phase == MOCK_CONN_GENERATING)
+                conn_kill(c);
+            return;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            return;
+        } else if (errno != EINTR) {
+            conn_kill(c);
+            return;
+        }
+    }
+}
+
+int mock_conn_open(struct mock_server *srv, int fd)
+{
+    struct mock_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return -1;
+    }
+    c->watch.kind = MOCK_WATCH_CONN;
+    c->srv = srv;
+    c->fd = fd;
+    c->epoll_events = EPOLLIN;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c->watch};
+    if (epoll_ctl(srv->epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        close(fd);
+        free(c);
+        return -1;
+    }
+    c->next = srv->conns;
+    if (srv->conns)
+        srv->conns->prev = c;
+    srv->conns = c;
+    srv->open_connections++;
+    srv->stats.connections++;
+    if (srv->open_connections > srv->stats.max_connections)
+        srv->stats.max_connections = srv->open_connections;
+    return 0;
+}
+
+static void conn_free(struct mock_conn *c)
+{
+    struct mock_server *srv = c->srv;
+    /* May fire hooks for other connections; they only write or defer, never free. */
+    mock_engine_cancel(&srv->engine, &c->stream, clock_now_ns());
+    mock_openai_reply_free(&c->reply);
+    close(c->fd);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    srv->open_connections--;
+    mock_buf_free(&c->in);
+    mock_buf_free(&c->out);
+    free(c);
+}
+
+void mock_conn_on_events(struct mock_conn *c, uint32_t events)
+{
+    if (c->dead)
+        return;
+    if (events & EPOLLIN)
+        conn_read(c);
+    if (!c->dead && (events & EPOLLOUT))
+        conn_flush(c);
+    if (!c->dead && (events & (EPOLLERR | EPOLLHUP)))
+        conn_kill(c);
+    if (!c->dead)
+        conn_advance(c);
+}
+
+void mock_conn_run_pending(struct mock_server *srv)
+{
+    while (srv->pending) {
+        struct mock_conn *c = srv->pending;
+        srv->pending = c->pending_next;
+        c->pending = false;
+        if (c->dead)
+            conn_free(c);
+        else
+            conn_advance(c);
+    }
+}
+
+void mock_conn_close_all(struct mock_server *srv)
+{
+    for (struct mock_conn *c = srv->conns; c; c = c->next)
+        conn_kill(c);
+    mock_conn_run_pending(srv);
+}
+
+void mock_conn_on_token(void *ctx, struct mock_stream *s)
+{
+    struct mock_conn *c = conn_of_stream(s);
+    (void)ctx;
+    if (c->dead || !c->reply.stream)
+        return;
+    /* The stamp is taken as late as possible: right before the bytes go to the socket. */
+    if (mock_openai_render_token(&c->reply, s->emitted_tokens, clock_now_ns(), conn_scratch(c)) !=
+        0) {
+        conn_kill(c);
+        return;
+    }
+    conn_queue_event(c);
+    c->srv->stats.tokens_sent++;
+    /* With EPOLLOUT registered the socket is known full: the loop drains it when it can. */
+    if (!(c->epoll_events & EPOLLOUT))
+        conn_flush(c);
+}
+
+static void conn_end_stream(struct mock_conn *c)
+{
+    if (mock_openai_render_finish(&c->reply, clock_now_ns(), conn_scratch(c)) != 0)
+        goto oom;
+    conn_queue_event(c);
+    if (c->reply.include_usage) {
+        if (mock_openai_render_usage(&c->reply, clock_now_ns(), conn_scratch(c)) != 0)
+            goto oom;
+        conn_queue_event(c);
+    }
+    if (mock_openai_render_done(conn_scratch(c)) != 0)
+        goto oom;
+    conn_queue_event(c);
+    if (c->chunked && mock_http_write_last_chunk(&c->out) != 0)
+        goto oom;
+    return;
+oom:
+    conn_kill(c);
+}
+
+static void conn_send_full(struct mock_conn *c)
+{
+    struct mock_buf *body = conn_scratch(c);
+    if (mock_openai_render_full(&c->reply, clock_now_ns(), body) != 0) {
+        conn_kill(c);
+        return;
+    }
+    conn_reply(c, 200, "application/json", mock_buf_head(body), mock_buf_len(body), NULL);
+    c->srv->stats.tokens_sent += c->reply.max_tokens;
+}
+
+void mock_conn_on_finish(void *ctx, struct mock_stream *s)
+{
+    struct mock_server *srv = ctx;
+    struct mock_conn *c = conn_of_stream(s);
+    if (!c->dead) {
+        if (c->reply.stream)
+            conn_end_stream(c);
+        else
+            conn_send_full(c);
+        srv->stats.generations++;
+        srv->stats.requests++;
+    }
+    mock_openai_reply_free(&c->reply);
+    if (c->dead)
+        return;
+    c->phase = c->keep_alive ? MOCK_CONN_READ_HEAD : MOCK_CONN_CLOSING;
+    /* Sending and serving pipelined requests may submit to the engine: not from its hook. */
+    conn_defer(c);
+}

@@ -1,0 +1,79 @@
+/* mock_openai.h: the OpenAI JSON formats the mock speaks: request bodies in, stream chunks,
+ * whole responses, the model list and error bodies out. No sockets, no HTTP framing, no
+ * clocks: send times and creation times are passed in. */
+#ifndef TOKSTORM_MOCK_OPENAI_H
+#define TOKSTORM_MOCK_OPENAI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mock_buf.h"
+
+#define MOCK_OPENAI_DEFAULT_MAX_TOKENS 128
+#define MOCK_OPENAI_MAX_MAX_TOKENS     INT32_MAX /* larger values answer 400 */
+
+enum mock_api {
+    MOCK_API_CHAT,        /* POST /v1/chat/completions */
+    MOCK_API_COMPLETIONS, /* POST /v1/completions */
+};
+
+/* One accepted generation request, with the parts of every chunk that do not change per token
+ * rendered once. Owned by the connection; release with mock_openai_reply_free. */
+struct mock_openai_reply {
+    enum mock_api api;
+    bool stream;           /* "stream": true */
+    bool include_usage;    /* "stream_options": {"include_usage": true} */
+    int64_t max_tokens;    /* completion tokens to generate, >= 1 */
+    int64_t prompt_tokens; /* ceil(prompt bytes / 4) */
+    uint64_t id;           /* the <n> of "chatcmpl-mock-<n>" / "cmpl-mock-<n>" */
+    int64_t created_s;     /* Unix seconds, the "created" field */
+    char *model;           /* echoed model id (malloc'd) */
+    char *chunk_head;      /* `{"id":..,"object":..,"created":..,"model":..,` (malloc'd) */
+    size_t chunk_head_len;
+};
+
+/* Parses a request body for api. On success returns 0 and fills *out (free it with
+ * mock_openai_reply_free). Returns -1 with a message in err when the body is not a JSON object,
+ * misses messages/prompt or has a bad max_tokens/stream field (answer 400), or -2 when memory
+ * ran out (answer 500). *out owns nothing after a failure. */
+int mock_openai_parse_request(enum mock_api api, const char *body, size_t body_bytes,
+                              const char *default_model, uint64_t id, int64_t created_s,
+                              struct mock_openai_reply *out, char *err, size_t err_len);
+
+void mock_openai_reply_free(struct mock_openai_reply *r);
+
+/* Each renderer appends one complete SSE event ("data: ...\n\n") to out and returns 0, or
+ * -1 when memory ran out. send_ns is the tokstorm_send_ns stamp. */
+
+/* The chat role chunk (delta role "assistant", empty content). Appends nothing for
+ * completions, which have no role chunk. */
+int mock_openai_render_role(const struct mock_openai_reply *r, int64_t send_ns,
+                            struct mock_buf *out);
+
+/* The content chunk for token number token (1-based). */
+int mock_openai_render_token(const struct mock_openai_reply *r, int64_t token, int64_t send_ns,
+                             struct mock_buf *out);
+
+/* The chunk with finish_reason "length". */
+int mock_openai_render_finish(const struct mock_openai_reply *r, int64_t send_ns,
+                              struct mock_buf *out);
+
+/* The usage chunk (empty choices). */
+int mock_openai_render_usage(const struct mock_openai_reply *r, int64_t send_ns,
+                             struct mock_buf *out);
+
+/* "data: [DONE]\n\n". */
+int mock_openai_render_done(struct mock_buf *out);
+
+/* The whole non-streaming response body (chat.completion / text_completion with usage). */
+int mock_openai_render_full(const struct mock_openai_reply *r, int64_t send_ns,
+                            struct mock_buf *out);
+
+/* The GET /v1/models body. */
+int mock_openai_render_models(const char *model, int64_t created_s, struct mock_buf *out);
+
+/* {"error":{"message":..,"type":"invalid_request_error","code":status}}. */
+int mock_openai_render_error(int status, const char *message, struct mock_buf *out);
+
+#endif

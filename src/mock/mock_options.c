@@ -1,0 +1,245 @@
+/* mock_options.c: getopt_long, defaults, validation and --help for tokstorm-mock. It knows
+ * nothing of sockets or the event loop; it only turns argv into a checked mock_options. */
+#include "mock_options.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokstorm/units.h"
+
+#ifndef TOKSTORM_VERSION
+#define TOKSTORM_VERSION "unknown"
+#endif
+
+/* Bounds that keep every later sum (a step of max_batch streams) far from int64 overflow. */
+#define MOCK_MAX_DURATION_NS (INT64_C(86400) * TS_NS_PER_S)
+#define MOCK_MAX_BATCH       INT64_C(1000000)
+
+enum {
+    OPT_HOST = 256,
+    OPT_PORT,
+    OPT_PORT_FILE,
+    OPT_MODEL,
+    OPT_TTFT,
+    OPT_STEP,
+    OPT_PER_SEQ,
+    OPT_MAX_BATCH,
+    OPT_EXIT_AFTER,
+    OPT_QUIET,
+    OPT_STATS,
+    OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    {"host", required_argument, NULL, OPT_HOST},
+    {"port", required_argument, NULL, OPT_PORT},
+    {"port-file", required_argument, NULL, OPT_PORT_FILE},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"ttft", required_argument, NULL, OPT_TTFT},
+    {"step", required_argument, NULL, OPT_STEP},
+    {"per-seq", required_argument, NULL, OPT_PER_SEQ},
+    {"max-batch", required_argument, NULL, OPT_MAX_BATCH},
+    {"exit-after", required_argument, NULL, OPT_EXIT_AFTER},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"stats", no_argument, NULL, OPT_STATS},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const char help_text[] =
+    "Usage: tokstorm-mock [options]\n"
+    "\n"
+    "A mock LLM inference server speaking the OpenAI HTTP API (streaming and not), with a\n"
+    "known timing model, for rehearsing tokstorm runs and testing tokstorm itself.\n"
+    "Single process, single thread, epoll; thousands of concurrent streams.\n"
+    "\n"
+    "Options:\n"
+    "  --host ADDR          numeric IPv4 or IPv6 address to listen on (default 127.0.0.1;\n"
+    "                       ::1 works too)\n"
+    "  --port N             TCP port (default 8000; 0 = a free ephemeral port)\n"
+    "  --port-file PATH     after listening, write the port number and a newline to PATH\n"
+    "                       (written to PATH.tmp, then renamed, so readers never see a part)\n"
+    "  --model NAME         model id listed by /v1/models (default tokstorm-mock); requests\n"
+    "                       naming any model are accepted and that name is echoed back\n"
+    "  --ttft DURATION      prefill time from admission to the first token (default 50ms)\n"
+    "  --step DURATION      fixed time of one decode step, > 0 (default 10ms)\n"
+    "  --per-seq DURATION   extra decode-step time per stream in the step (default 0)\n"
+    "  --max-batch N        streams admitted at once, prefill + decode (default 64)\n"
+    "  --exit-after DURATION  exit with status 0 after this long (default 0 = never;\n"
+    "                       a bare number is seconds)\n"
+    "  --quiet              print nothing but fatal errors on stderr\n"
+    "  --stats              at exit, print one line of totals on stderr\n"
+    "  --version            print the version and exit\n"
+    "  -h, --help           print this help and exit\n"
+    "\n"
+    "DURATION is a number with an optional unit ns, us, ms, s, m or h; a bare number is\n"
+    "milliseconds for --ttft, --step and --per-seq (\"50\" = 50ms, \"2500us\" = 2.5ms).\n"
+    "N accepts k and M suffixes (\"2k\").\n"
+    "\n"
+    "When ready it prints exactly one line on stdout:\n"
+    "  tokstorm-mock: listening on http://HOST:PORT      ([::1] bracketed for IPv6)\n"
+    "SIGINT or SIGTERM closes the listening socket and exits 0.\n"
+    "\n"
+    "Endpoints: GET /v1/models, GET /health, POST /v1/chat/completions (needs \"messages\"),\n"
+    "POST /v1/completions (needs \"prompt\"). Request fields used: max_tokens or\n"
+    "max_completion_tokens (default 128; the latter wins if both are set), stream,\n"
+    "stream_options.include_usage, model; everything else is ignored. Exactly max_tokens\n"
+    "tokens are generated and finish_reason is always \"length\". Prompt tokens =\n"
+    "ceil(prompt bytes / 4), where prompt bytes is the length of the prompt string (or of all\n"
+    "its strings) or the sum of all message contents (string contents and text parts).\n"
+    "Errors are 400 (bad JSON or fields), 404, 405, 411 (chunked request bodies are not\n"
+    "supported), 413 (body over 16 MiB), 431 (head over 64 KiB), with an OpenAI error body.\n"
+    "\n"
+    "Timing model: one simulated GPU with continuous batching.\n"
+    "  - A request enters a FIFO admission queue. At most --max-batch requests run (prefill\n"
+    "    or decode) at once; the rest wait. Response headers (and for chat the role chunk)\n"
+    "    are sent on arrival, even while queued, as real servers do.\n"
+    "  - Admitted at time a, the first token is sent at a + ttft.\n"
+    "  - It then joins the decode set at the start of the next decode step. Steps run back to\n"
+    "    back while the set is non-empty: a step starting at s with k streams ends at\n"
+    "    s + step + per-seq * k, and each of the k streams gets one token then. Streams that\n"
+    "    get their first token during a step wait for the next one.\n"
+    "  - After its last token a stream finishes at once (finish chunk, usage chunk if asked,\n"
+    "    [DONE]) and its slot goes to the head of the queue.\n"
+    "  So one request alone takes ttft + (max_tokens - 1) * step, and throughput saturates at\n"
+    "  max-batch / (step + per-seq * max-batch) tokens per second.\n"
+    "  A late timer keeps the schedule (steps are timed from their scheduled start, so timer\n"
+    "  latency does not drift); if the server falls more than half a step behind, the clock\n"
+    "  restarts from half a step before now instead of sending a burst of catch-up tokens.\n"
+    "\n"
+    "Every chunk carries \"tokstorm_send_ns\": CLOCK_MONOTONIC nanoseconds when it was written\n"
+    "to the socket, for comparison with receive times taken on the same host. Chat streams\n"
+    "start with a role chunk (no content: not a token); completions streams have none.\n";
+
+static int bad(char *err, size_t err_len, const char *opt, const char *arg, const char *want)
+{
+    snprintf(err, err_len, "invalid value '%s' for --%s: %s", arg, opt, want);
+    return -1;
+}
+
+static int parse_duration(const char *opt, const char *arg, int64_t unit_ns, bool positive,
+                          int64_t *out, char *err, size_t err_len)
+{
+    int64_t ns;
+    if (units_parse_duration_ns(arg, unit_ns, &ns) != 0 || ns > MOCK_MAX_DURATION_NS)
+        return bad(err, err_len, opt, arg, "expected a duration such as 50ms, 2500us or 1s");
+    if (positive && ns <= 0)
+        return bad(err, err_len, opt, arg, "must be greater than zero");
+    *out = ns;
+    return 0;
+}
+
+static int parse_port(const char *arg, int *out, char *err, size_t err_len)
+{
+    char *end = NULL;
+    long v = strtol(arg, &end, 10);
+    if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || v < 0 || v > 65535)
+        return bad(err, err_len, "port", arg, "expected a port number from 0 to 65535");
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_host(const char *arg, char *err, size_t err_len)
+{
+    unsigned char addr[sizeof(struct in6_addr)];
+    if (inet_pton(AF_INET, arg, addr) == 1 || inet_pton(AF_INET6, arg, addr) == 1)
+        return 0;
+    return bad(err, err_len, "host", arg, "expected a numeric IPv4 or IPv6 address");
+}
+
+static int parse_one(int c, const char *arg, struct mock_options *opt, char *err, size_t err_len)
+{
+    switch (c) {
+    case OPT_HOST:
+        opt->host = arg;
+        return parse_host(arg, err, err_len);
+    case OPT_PORT:
+        return parse_port(arg, &opt->port, err, err_len);
+    case OPT_PORT_FILE:
+        if (arg[0] == '\0')
+            return bad(err, err_len, "port-file", arg, "expected a path");
+        opt->port_file = arg;
+        return 0;
+    case OPT_MODEL:
+        if (arg[0] == '\0')
+            return bad(err, err_len, "model", arg, "expected a non-empty name");
+        opt->model = arg;
+        return 0;
+    case OPT_TTFT:
+        return parse_duration("ttft", arg, TS_NS_PER_MS, false, &opt->ttft_ns, err, err_len);
+    case OPT_STEP:
+        return parse_duration("step", arg, TS_NS_PER_MS, true, &opt->step_ns, err, err_len);
+    case OPT_PER_SEQ:
+        return parse_duration("per-seq", arg, TS_NS_PER_MS, false, &opt->per_seq_ns, err, err_len);
+    case OPT_EXIT_AFTER:
+        return parse_duration("exit-after", arg, TS_NS_PER_S, false, &opt->exit_after_ns, err,
+                              err_len);
+    case OPT_MAX_BATCH:
+        if (units_parse_count(arg, &opt->max_batch) != 0 || opt->max_batch < 1 ||
+            opt->max_batch > MOCK_MAX_BATCH)
+            return bad(err, err_len, "max-batch", arg, "expected a count from 1 to 1M");
+        return 0;
+    case OPT_QUIET:
+        opt->quiet = true;
+        return 0;
+    case OPT_STATS:
+        opt->stats = true;
+        return 0;
+    default:
+        snprintf(err, err_len, "internal error: unhandled option %d", c);
+        return -1;
+    }
+}
+
+enum mock_options_result mock_options_parse(int argc, char **argv, struct mock_options *opt,
+                                            FILE *out, char *err, size_t err_len)
+{
+    *opt = (struct mock_options){
+        .host = "127.0.0.1",
+        .port = 8000,
+        .model = "tokstorm-mock",
+        .ttft_ns = 50 * TS_NS_PER_MS,
+        .step_ns = 10 * TS_NS_PER_MS,
+        .per_seq_ns = 0,
+        .max_batch = 64,
+    };
+    /* Our own messages instead of getopt's, so a bad option is always one line naming it. */
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+        const char *given = argv[optind - 1];
+        if (c == 'h') {
+            fputs(help_text, out);
+            return MOCK_OPTIONS_EXIT;
+        }
+        if (c == OPT_VERSION) {
+            fprintf(out, "tokstorm-mock %s\n", TOKSTORM_VERSION);
+            return MOCK_OPTIONS_EXIT;
+        }
+        if (c == ':') {
+            snprintf(err, err_len, "option '%s' requires a value (see --help)", given);
+            return MOCK_OPTIONS_BAD;
+        }
+        if (c == '?') {
+            if (optopt >= OPT_HOST)
+                snprintf(err, err_len, "option '%s' takes no value (see --help)", given);
+            else if (optopt > 0 && optopt < 128 && isgraph(optopt))
+                snprintf(err, err_len, "unknown option '-%c' (see --help)", optopt);
+            else
+                snprintf(err, err_len, "unknown option '%s' (see --help)", given);
+            return MOCK_OPTIONS_BAD;
+        }
+        if (parse_one(c, optarg, opt, err, err_len) != 0)
+            return MOCK_OPTIONS_BAD;
+    }
+    if (optind < argc) {
+        snprintf(err, err_len, "unexpected argument '%s' (see --help)", argv[optind]);
+        return MOCK_OPTIONS_BAD;
+    }
+    return MOCK_OPTIONS_RUN;
+}

@@ -1,0 +1,64 @@
+/* mock_server.h: the state of one tokstorm-mock process, shared by the event loop
+ * (mock_loop.c, which owns the sockets, the timer and epoll_wait) and the connections
+ * (mock_conn.c, which own requests and responses). */
+#ifndef TOKSTORM_MOCK_SERVER_H
+#define TOKSTORM_MOCK_SERVER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mock_buf.h"
+#include "mock_engine.h"
+#include "mock_options.h"
+
+/* epoll's data.ptr always points at one of these, so one event loop can tell the listening
+ * socket, the timer and a connection apart. */
+enum mock_watch_kind {
+    MOCK_WATCH_LISTENER,
+    MOCK_WATCH_TIMER,
+    MOCK_WATCH_CONN,
+};
+
+struct mock_watch {
+    enum mock_watch_kind kind;
+};
+
+struct mock_server_stats {
+    int64_t connections;     /* accepted */
+    int64_t max_connections; /* most open at once */
+    int64_t requests;        /* HTTP responses completed, any status */
+    int64_t generations;     /* chat/completions requests that sent all their tokens */
+    int64_t tokens_sent;     /* completion tokens written to clients */
+};
+
+struct mock_conn;
+
+struct mock_server {
+    const struct mock_options *opt;
+    int epoll_fd;
+    int listen_fd;
+    int timer_fd;
+    struct mock_watch listener_watch;
+    struct mock_watch timer_watch;
+    bool accept_paused;            /* out of descriptors: listener removed from epoll */
+    int64_t paused_at_connections; /* open connections when accepting paused */
+    int64_t timer_armed_ns;        /* absolute CLOCK_MONOTONIC expiry; INT64_MAX = disarmed */
+    int64_t exit_at_ns;            /* --exit-after deadline; INT64_MAX = never */
+    int64_t started_unix_s;        /* "created" of the model */
+    struct mock_engine engine;
+    struct mock_conn *conns;   /* every open connection */
+    int64_t open_connections;  /* length of conns */
+    struct mock_conn *pending; /* connections with deferred work (see mock_conn.h) */
+    struct mock_buf scratch;   /* the SSE event or body being rendered */
+    uint64_t last_request_id;  /* the <n> of the latest chatcmpl-mock-<n> */
+    struct mock_server_stats stats;
+};
+
+/* Listens, prints the ready line, serves until *stop is set (by a signal), --exit-after
+ * passes or a fatal error. Signals are delivered only inside epoll_pwait with wait_mask.
+ * Returns 0 on a clean stop, -1 after a fatal error (already reported on stderr). */
+int mock_server_run(const struct mock_options *opt, volatile sig_atomic_t *stop,
+                    const sigset_t *wait_mask);
+
+#endif
