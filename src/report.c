@@ -14,9 +14,12 @@ void report_header(FILE *f)
 
 void report_level(FILE *f, const struct ts_level_summary *s)
 {
-    char ttft[32], itl[32];
-    snprintf(ttft, sizeof ttft, "%.1f/%.1f", s->ttft_p50_ms, s->ttft_p99_ms);
-    snprintf(itl, sizeof itl, "%.2f/%.2f", s->itl_p50_ms, s->itl_p99_ms);
+    /* No successful request, no latency: a dash, not a misleading 0. */
+    char ttft[32] = "-", itl[32] = "-";
+    if (s->ok > 0) {
+        snprintf(ttft, sizeof ttft, "%.1f/%.1f", s->ttft_p50_ms, s->ttft_p99_ms);
+        snprintf(itl, sizeof itl, "%.2f/%.2f", s->itl_p50_ms, s->itl_p99_ms);
+    }
     fprintf(f, "%6lld | %10.1f | %13.1f | %8llu | %7.2f | %5llu | %3llu | %15s | %14s\n",
             (long long)s->concurrency, s->agg_tok_s, s->per_req_tok_s,
             (unsigned long long)s->output_tokens, s->wall_s, (unsigned long long)s->ok,

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# End to end: mpirun -np 3 tokstorm against tokstorm-mock with a known timing model, then
+# the results file read back with h5py and checked against values computed from the
+# options and the mock's model, not from tokstorm's own figures.
+source "$(dirname "$0")/lib.sh" "$1"
+
+TTFT_MS=50
+start_mock e2e --ttft ${TTFT_MS}ms --step 10ms --max-batch 64 --stats
+OUT="$WORK/e2e.h5"
+set +e
+timeout 240 "${MPIRUN[@]}" -np 3 "$TOKSTORM" --url "$MOCK_URL" --model mock \
+  --levels 1,3,8,32 --max-tokens 16 --requests-per-stream 2 --out "$OUT" \
+  >"$WORK/e2e.stdout" 2>"$WORK/e2e.stderr"
+rc=$?
+set -e
+cat "$WORK/e2e.stdout"
+check "tokstorm exits 0" test "$rc" -eq 0
+[ "$rc" -eq 0 ] || cat "$WORK/e2e.stderr"
+check "stderr is quiet" test ! -s "$WORK/e2e.stderr"
+check "h5dump reads the file" sh -c "h5dump -H '$OUT' >/dev/null"
+
+$PY - "$OUT" "$WORK/e2e.stdout" $TTFT_MS <<'PYEOF' >"$WORK/e2e.checks"
+import sys, re, h5py, numpy as np
+path, stdout_path, ttft_ms = sys.argv[1], sys.argv[2], float(sys.argv[3])
+ranks, rps, max_tokens, levels = 3, 2, 16, [1, 3, 8, 32]
+f = h5py.File(path, "r")
+def check(name, cond):
+    print(("ok   " if cond else "FAIL ") + name)
+root = f.attrs
+check("root attrs: ranks, levels, model, api, url, start time, command line",
+      root["ranks"] == ranks and list(root["levels"]) == levels and root["model"] == "mock"
+      and root["api"] == "chat" and root["url"].startswith("http://127.0.0.1:")
+      and root["start_time_utc"].endswith("Z") and "--levels 1,3,8,32" in root["command_line"]
+      and root["schema_version"] == 1)
+table = {}
+for line in open(stdout_path):
+    cols = [c.strip() for c in line.split("|")]
+    if len(cols) == 9 and cols[0].isdigit():
+        table[int(cols[0])] = cols
+check("one table row per level, in order", list(table) == levels)
+for c in levels:
+    g = f["level_%d" % c]
+    a = g.attrs
+    r = g["requests"][:]
+    ok = r[r["error_class"] == 0]
+    check(f"C={c}: Ok = C x requests-per-stream", a["ok"] == c * rps and len(ok) == c * rps)
+    check(f"C={c}: no errors", a["err"] == 0 and len(r) == c * rps)
+    check(f"C={c}: Tokens = C x rps x max_tokens exactly",
+          a["output_tokens"] == c * rps * max_tokens and ok["output_tokens"].sum() == c * rps * max_tokens)
+    check(f"C={c}: token counts came from usage", (ok["tokens_from_usage"] == 1).all())
+    check(f"C={c}: every content event arrived", (ok["content_events"] == max_tokens).all())
+    check(f"C={c}: rank of every record in range", ((r["rank"] >= 0) & (r["rank"] < ranks)).all())
+    want_ranks = {rk for rk in range(ranks) if c // ranks + (1 if rk < c % ranks else 0) > 0}
+    check(f"C={c}: records from exactly the ranks that had streams", set(r["rank"]) == want_ranks)
+    check(f"C={c}: streams 0..C-1, rps requests each",
+          sorted(np.unique(r["stream"], return_counts=True)[1].tolist()) == [rps] * c
+          and set(r["stream"]) == set(range(c)))
+    check(f"C={c}: times ordered start <= first byte <= first token <= end",
+          ((r["start_s"] >= 0) & (r["first_byte_s"] >= r["start_s"]) &
+           (r["first_token_s"] >= r["first_byte_s"]) & (r["end_s"] >= r["first_token_s"])).all())
+    ttft = (ok["first_token_s"] - ok["start_s"]) * 1000
+    med = float(np.median(ttft))
+    check(f"C={c}: TTFT median {med:.1f} ms within 15% of the mock's {ttft_ms} ms",
+          abs(med - ttft_ms) <= 0.15 * ttft_ms)
+    check(f"C={c}: ttft_p50_ms attribute {a['ttft_p50_ms']:.2f} within 15% of {ttft_ms}",
+          abs(a["ttft_p50_ms"] - ttft_ms) <= 0.15 * ttft_ms)
+    wall = float(r["end_s"].max())
+    check(f"C={c}: wall_s = latest end on any rank ({a['wall_s']:.4f} vs {wall:.4f})",
+          abs(a["wall_s"] - wall) < 1e-6)
+    check(f"C={c}: agg_tok_s = tokens / wall", abs(a["agg_tok_s"] - a["output_tokens"] / a["wall_s"]) < 1e-6 * a["agg_tok_s"])
+    rate = np.mean(ok["output_tokens"] / (ok["end_s"] - ok["start_s"]))
+    check(f"C={c}: per_req_tok_s = mean of per-request rates", abs(a["per_req_tok_s"] - rate) < 1e-3 * rate)
+    # The mock's model: 15 decode steps of 10 ms after the first token -> ITL ~ 10 ms.
+    check(f"C={c}: ITL p50 {a['itl_p50_ms']:.2f} ms near the 10 ms step", 8.5 <= a["itl_p50_ms"] <= 11.5)
+    row = table.get(c)
+    if row:
+        printed = dict(agg=float(row[1]), per_req=float(row[2]), tokens=int(row[3]), wall=float(row[4]),
+                       ok=int(row[5]), err=int(row[6]))
+        p50, p99 = (float(x) for x in row[7].split("/"))
+        i50, i99 = (float(x) for x in row[8].split("/"))
+        check(f"C={c}: printed row equals the file's attributes",
+              printed["agg"] == round(a["agg_tok_s"], 1) and printed["per_req"] == round(a["per_req_tok_s"], 1)
+              and printed["tokens"] == a["output_tokens"] and printed["wall"] == round(a["wall_s"], 2)
+              and printed["ok"] == a["ok"] and printed["err"] == a["err"]
+              and p50 == round(a["ttft_p50_ms"], 1) and p99 == round(a["ttft_p99_ms"], 1)
+              and i50 == round(a["itl_p50_ms"], 2) and i99 == round(a["itl_p99_ms"], 2))
+PYEOF
+check "all 66 file checks ran" test "$(wc -l <"$WORK/e2e.checks")" -eq 66
+while read -r status name; do
+  check "$name" test "$status" = ok
+done <"$WORK/e2e.checks"
+kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null || true
+# The mock counts what it served: 2 x (1+3+8+32) requests plus the preflight.
+check "the mock served exactly 89 requests" grep -q "requests=89 " "$WORK/e2e.err"
+# Keep-alive: one connection per stream of the largest level (32) plus the preflight's, reused
+# from level to level and request to request.
+check "connections reused: 33 opened for 89 requests" grep -q "connections=33 " "$WORK/e2e.err"
+finish e2e

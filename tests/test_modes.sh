@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The other ways to drive a level: --api completions, --duration with --warm-up, and a
+# server that dies in the middle of a level (its requests are counted and classified, the
+# sweep goes on and exits 0).
+source "$(dirname "$0")/lib.sh" "$1"
+
+start_mock modes --ttft 20ms --step 5ms --max-batch 64
+
+# Completions dialect, 2 ranks, 5 streams: every token counted.
+OUT="$WORK/completions.h5"
+timeout 60 "${MPIRUN[@]}" -np 2 "$TOKSTORM" --url "$MOCK_URL" --api completions \
+  --levels 5 --max-tokens 12 --requests-per-stream 3 --out "$OUT" >"$WORK/c.out" 2>"$WORK/c.err" \
+  && rc=0 || rc=$?
+check "completions: exit 0" test "$rc" -eq 0
+check "completions: 15 ok, 180 tokens, endpoint recorded" $PY -c "
+import h5py; f = h5py.File('$OUT', 'r'); a = f['level_5'].attrs
+assert a['ok'] == 15 and a['err'] == 0 and a['output_tokens'] == 180, dict(a)
+assert f.attrs['api'] == 'completions'"
+
+# --duration with --warmup: warm-up requests are not recorded; measured requests start only
+# within the duration, so every stream's measured requests begin before it ends.
+OUT="$WORK/duration.h5"
+timeout 60 "${MPIRUN[@]}" -np 2 "$TOKSTORM" --url "$MOCK_URL" --levels 4 --max-tokens 8 \
+  --duration 1s --warmup 1 --out "$OUT" >"$WORK/d.out" 2>"$WORK/d.err" && rc=0 || rc=$?
+check "duration: exit 0" test "$rc" -eq 0
+# One request takes 20 ms + 7 x 5 ms = 55 ms: about 18 per stream in 1 s.
+check "duration: requests bounded by the duration, warm-up left out" $PY -c "
+import h5py, numpy as np; f = h5py.File('$OUT', 'r'); r = f['level_4/requests'][:]
+assert (r['request'] >= 1).all(), 'a warm-up request was recorded'
+assert len(r) >= 4 * 10 and len(r) <= 4 * 25, len(r)
+assert (r['error_class'] == 0).all()
+# Measured requests start after the warm-up and no later than the duration (from level start).
+assert r['start_s'].max() <= 1.0 + 1e-3, r['start_s'].max()
+assert f.attrs['duration_s'] == 1.0 and f.attrs['warmup'] == 1"
+
+# The server dies mid-level: 4 streams of 100 tokens at 20 ms per step (2 s each); the mock
+# is killed after 0.7 s. Each cut stream is 'truncated'; the next level finds no server and
+# counts 'connect' failures; tokstorm still exits 0 and writes both levels.
+start_mock dying --ttft 10ms --step 20ms --max-batch 64
+OUT="$WORK/dying.h5"
+(sleep 0.7 && kill -9 "$MOCK_PID") &
+killer=$!
+start=$(date +%s)
+timeout 60 "${MPIRUN[@]}" -np 2 "$TOKSTORM" --url "$MOCK_URL" --levels 4,2 --max-tokens 100 \
+  --requests-per-stream 1 --timeout 10s --out "$OUT" >"$WORK/k.out" 2>"$WORK/k.err" \
+  && rc=0 || rc=$?
+wait "$killer" || true
+cat "$WORK/k.out"
+check "dying server: exit 0 (request failures are data)" test "$rc" -eq 0
+check "dying server: well within the timeout" test $(($(date +%s) - start)) -le 8
+check "dying server: truncated, then connect, counted per class" $PY -c "
+import h5py, numpy as np; f = h5py.File('$OUT', 'r')
+a = f['level_4'].attrs; b = f['level_2'].attrs
+assert a['ok'] == 0 and a['err'] == 4 and a['err_truncated'] == 4 and a['output_tokens'] == 0, dict(a)
+assert b['err'] == 2 and b['err_connect'] == 2, dict(b)
+r = f['level_4/requests'][:]
+assert (r['error_class'] == 5).all() and (r['http_status'] == 200).all()
+assert (r['output_tokens'] == 0).all() and (r['content_events'] > 5).all()"
+check "dying server: the table shows the error mix" grep -q "errors: truncated=4" "$WORK/k.out"
+finish modes
