@@ -2,6 +2,7 @@
 #include "tokstorm/clock.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <time.h>
 
 int64_t clock_now_ns(void)
@@ -27,4 +28,18 @@ void clock_sleep_ns(int64_t ns)
     struct timespec req = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
     while (nanosleep(&req, &req) != 0 && errno == EINTR)
         ;
+}
+
+void clock_wait_until(int64_t target_ns)
+{
+    /* The last 5 ms are spun, not slept: a sleeping CPU (a virtual one especially) can wake
+     * milliseconds late, which would show as start skew. */
+    const int64_t spin_ns = 5000000;
+    int64_t now = clock_now_ns();
+    if (target_ns - now > spin_ns)
+        clock_sleep_ns(target_ns - now - spin_ns);
+    /* Yield while far enough away, so that ranks sharing a core still get their turn. */
+    for (int64_t t = clock_now_ns(); t < target_ns; t = clock_now_ns())
+        if (target_ns - t > 200000)
+            sched_yield();
 }

@@ -53,6 +53,25 @@ static int fail(char *msg, size_t len, const char *path, const char *what)
     return TS_H5_ERR_IO;
 }
 
+int h5out_probe(const char *path, int force, char *msg, size_t msg_len)
+{
+    int existed = access(path, F_OK) == 0;
+    if (existed && !force) {
+        snprintf(msg, msg_len, "--out: %s exists (use --force to overwrite it)", path);
+        return TS_H5_ERR_EXISTS;
+    }
+    /* Opening for append neither truncates an existing file nor needs it to exist. */
+    FILE *f = fopen(path, "a");
+    if (f == NULL) {
+        snprintf(msg, msg_len, "--out: cannot create %s: %s", path, strerror(errno));
+        return TS_H5_ERR_IO;
+    }
+    fclose(f);
+    if (!existed)
+        unlink(path);
+    return 0;
+}
+
 int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, size_t msg_len)
 {
     *out = NULL;
@@ -159,6 +178,128 @@ int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *i, char *msg, 
     return 0;
 }
 
+/* Writes a 1-D compound dataset of n records into the open level (or the root when group<0). */
+static int write_table(hid_t where, const char *name, hid_t type, const void *data, size_t n)
+{
+    hsize_t dims[1] = {n};
+    hid_t space = H5Screate_simple(1, dims, NULL);
+    hid_t d = H5Dcreate2(where, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t rc = d < 0 ? -1 : (n ? H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) : 0);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Sclose(space);
+    return d < 0 || rc < 0 ? -1 : 0;
+}
+
+static hid_t fixed_string(size_t len)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, len);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    return t;
+}
+
+int h5out_write_ranks(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
+                      size_t msg_len)
+{
+    hid_t host = fixed_string(sizeof ranks->host), addr = fixed_string(sizeof ranks->address);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *ranks);
+    H5Tinsert(t, "rank", offsetof(struct ts_rank_info, rank), H5T_NATIVE_INT32);
+    H5Tinsert(t, "host", offsetof(struct ts_rank_info, host), host);
+    H5Tinsert(t, "address", offsetof(struct ts_rank_info, address), addr);
+    H5Tinsert(t, "clock_offset_ns", offsetof(struct ts_rank_info, clock_offset_ns),
+              H5T_NATIVE_INT64);
+    H5Tinsert(t, "clock_uncertainty_ns", offsetof(struct ts_rank_info, clock_uncertainty_ns),
+              H5T_NATIVE_INT64);
+    int rc = write_table(h->file, "ranks", t, ranks, n);
+    H5Tclose(t);
+    H5Tclose(host);
+    H5Tclose(addr);
+    if (rc != 0 || H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0)
+        return fail(msg, msg_len, h->path, "cannot write the ranks table");
+    return 0;
+}
+
+int h5out_level_timeseries(struct ts_h5out *h, double bin_s, const uint64_t *tokens,
+                           const uint64_t *ok, const uint64_t *err, size_t n, char *msg,
+                           size_t msg_len)
+{
+    struct bin {
+        double t_s;
+        uint64_t tokens, ok, err;
+    } *bins = malloc((n + 1) * sizeof *bins);
+    if (bins == NULL)
+        return fail(msg, msg_len, h->path, "out of memory writing the time series");
+    for (size_t i = 0; i < n; i++)
+        bins[i] = (struct bin){(double)i * bin_s, tokens[i], ok[i], err[i]};
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *bins);
+    H5Tinsert(t, "t_s", offsetof(struct bin, t_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "tokens", offsetof(struct bin, tokens), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "ok", offsetof(struct bin, ok), H5T_NATIVE_UINT64);
+    H5Tinsert(t, "err", offsetof(struct bin, err), H5T_NATIVE_UINT64);
+    int rc = write_table(h->group, "timeseries", t, bins, n);
+    if (rc == 0) {
+        hid_t d = H5Dopen2(h->group, "timeseries", H5P_DEFAULT);
+        rc = d < 0 ? -1 : attr_f64(d, "bin_s", bin_s);
+        if (d >= 0)
+            H5Dclose(d);
+    }
+    H5Tclose(t);
+    free(bins);
+    return rc ? fail(msg, msg_len, h->path, "cannot write the time series") : 0;
+}
+
+int h5out_level_hist(struct ts_h5out *h, const char *name, const struct ts_hist *hist,
+                     const struct ts_hist_extremes *x, char *msg, size_t msg_len)
+{
+    struct bucket {
+        int64_t lo_ns, hi_ns;
+        uint64_t count;
+    } *b = malloc(TS_HIST_BUCKETS * sizeof *b);
+    if (b == NULL)
+        return fail(msg, msg_len, h->path, "out of memory writing a histogram");
+    size_t n = 0;
+    for (int i = 0; i < TS_HIST_BUCKETS; i++)
+        if (hist->buckets[i]) {
+            hist_bucket_bounds(i, &b[n].lo_ns, &b[n].hi_ns);
+            b[n++].count = hist->buckets[i];
+        }
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *b);
+    H5Tinsert(t, "lo_ns", offsetof(struct bucket, lo_ns), H5T_NATIVE_INT64);
+    H5Tinsert(t, "hi_ns", offsetof(struct bucket, hi_ns), H5T_NATIVE_INT64);
+    H5Tinsert(t, "count", offsetof(struct bucket, count), H5T_NATIVE_UINT64);
+    char dname[64];
+    snprintf(dname, sizeof dname, "hist_%s", name);
+    int rc = write_table(h->group, dname, t, b, n);
+    if (rc == 0) {
+        hid_t d = H5Dopen2(h->group, dname, H5P_DEFAULT);
+        rc = d < 0 ? -1 : 0;
+        if (d >= 0) {
+            rc |= attr_i64(d, "count", (int64_t)hist->count);
+            rc |= attr_i64(d, "sum_ns", (int64_t)hist->sum_ns);
+            rc |= attr_i64(d, "min_ns", hist->count ? x->min_ns : 0);
+            rc |= attr_i64(d, "max_ns", hist->count ? x->max_ns : 0);
+            H5Dclose(d);
+        }
+    }
+    H5Tclose(t);
+    free(b);
+    return rc ? fail(msg, msg_len, h->path, "cannot write a histogram") : 0;
+}
+
+int h5out_level_clock(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
+                      size_t msg_len)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *ranks);
+    H5Tinsert(t, "rank", offsetof(struct ts_rank_info, rank), H5T_NATIVE_INT32);
+    H5Tinsert(t, "offset_ns", offsetof(struct ts_rank_info, clock_offset_ns), H5T_NATIVE_INT64);
+    H5Tinsert(t, "uncertainty_ns", offsetof(struct ts_rank_info, clock_uncertainty_ns),
+              H5T_NATIVE_INT64);
+    int rc = write_table(h->group, "clock", t, ranks, n);
+    H5Tclose(t);
+    return rc ? fail(msg, msg_len, h->path, "cannot write the clock table") : 0;
+}
+
 int h5out_level_begin(struct ts_h5out *h, int64_t concurrency, char *msg, size_t msg_len)
 {
     char name[64];
@@ -201,6 +342,24 @@ int h5out_level_rows(struct ts_h5out *h, const struct ts_row *rows, size_t n, ch
     return 0;
 }
 
+/* <m>_p50_ms, <m>_p90_ms, ... <m>_max_ms and <m>_count for one distribution. */
+static int attr_dist(hid_t g, const char *m, const struct ts_dist *d)
+{
+    const struct {
+        const char *suffix;
+        double value;
+    } f[] = {{"p50", d->p50}, {"p90", d->p90},   {"p95", d->p95},   {"p99", d->p99},
+             {"p999", d->p999}, {"mean", d->mean}, {"min", d->min}, {"max", d->max}};
+    char name[64];
+    int bad = 0;
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+        snprintf(name, sizeof name, "%s_%s_ms", m, f[i].suffix);
+        bad |= attr_f64(g, name, f[i].value);
+    }
+    snprintf(name, sizeof name, "%s_count", m);
+    return bad | attr_i64(g, name, (int64_t)d->count);
+}
+
 int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int complete, char *msg,
                     size_t msg_len)
 {
@@ -208,6 +367,7 @@ int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int co
     int bad = 0;
     bad |= attr_i64(g, "concurrency", s->concurrency);
     bad |= attr_i64(g, "complete", complete);
+    bad |= attr_f64(g, "start_s", s->start_s);
     bad |= attr_f64(g, "wall_s", s->wall_s);
     bad |= attr_i64(g, "output_tokens", (int64_t)s->output_tokens);
     bad |= attr_i64(g, "prompt_tokens", (int64_t)s->prompt_tokens);
@@ -220,14 +380,14 @@ int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int co
     }
     bad |= attr_f64(g, "agg_tok_s", s->agg_tok_s);
     bad |= attr_f64(g, "per_req_tok_s", s->per_req_tok_s);
-    bad |= attr_f64(g, "ttft_p50_ms", s->ttft_p50_ms);
-    bad |= attr_f64(g, "ttft_p99_ms", s->ttft_p99_ms);
-    bad |= attr_f64(g, "itl_p50_ms", s->itl_p50_ms);
-    bad |= attr_f64(g, "itl_p99_ms", s->itl_p99_ms);
-    bad |= attr_f64(g, "tpot_p50_ms", s->tpot_p50_ms);
-    bad |= attr_f64(g, "tpot_p99_ms", s->tpot_p99_ms);
-    bad |= attr_f64(g, "e2e_p50_ms", s->e2e_p50_ms);
-    bad |= attr_f64(g, "e2e_p99_ms", s->e2e_p99_ms);
+    bad |= attr_f64(g, "steady_s", s->steady_s);
+    bad |= attr_f64(g, "steady_tokens", s->steady_tokens);
+    bad |= attr_f64(g, "steady_tok_s", s->steady_tok_s);
+    bad |= attr_f64(g, "start_skew_s", s->start_skew_s);
+    bad |= attr_dist(g, "ttft", &s->ttft);
+    bad |= attr_dist(g, "itl", &s->itl);
+    bad |= attr_dist(g, "tpot", &s->tpot);
+    bad |= attr_dist(g, "e2e", &s->e2e);
     H5Dclose(h->requests);
     H5Gclose(h->group);
     h->requests = h->group = -1;

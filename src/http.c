@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tokstorm/clock.h"
@@ -33,7 +35,9 @@ struct ts_http {
     int64_t n_slots;
     int64_t in_flight;
     struct curl_slist *headers;
-    const struct ts_http_driver *driver;
+    const struct ts_http_driver *driver; /* NULL while preconnecting */
+    char *url;                           /* the endpoint every request goes to */
+    int64_t probes_answered;             /* preconnect probes that got an HTTP status */
 };
 
 /* CURLMOPT_SOCKETFUNCTION: keep epoll's interest set equal to what libcurl asks for. The
@@ -53,12 +57,20 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *s
         ev.events |= EPOLLIN;
     if (what & CURL_POLL_OUT)
         ev.events |= EPOLLOUT;
+    int rc;
     if (socketp == NULL) {
-        if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, s, &ev) != 0 && errno == EEXIST)
-            epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev);
-        curl_multi_assign(h->multi, s, h);
+        rc = epoll_ctl(h->epfd, EPOLL_CTL_ADD, s, &ev);
+        if (rc != 0 && errno == EEXIST)
+            rc = epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev);
+        if (rc == 0)
+            curl_multi_assign(h->multi, s, h);
     } else {
-        epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev);
+        rc = epoll_ctl(h->epfd, EPOLL_CTL_MOD, s, &ev);
+    }
+    if (rc != 0) {
+        /* An unwatched socket would sit until --timeout: fail the loop instead. */
+        log_error("epoll_ctl on socket %d: %s", (int)s, strerror(errno));
+        return -1;
     }
     return 0;
 }
@@ -110,6 +122,9 @@ static int setup_easy(struct ts_http *h, struct slot *sl, const struct ts_http_c
     bad |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_POST, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+    /* Load goes straight to the server: an http_proxy set for a cluster's internet access
+     * must not silently sit between tokstorm and the server it measures. */
+    bad |= curl_easy_setopt(e, CURLOPT_PROXY, "") != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(cfg->timeout_ns / 1000000)) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
@@ -143,7 +158,9 @@ int http_new(struct ts_http **out, const struct ts_http_config *cfg, char *msg, 
     h->headers = curl_slist_append(h->headers, "Expect:");
     h->n_slots = cfg->max_streams > 0 ? cfg->max_streams : 1;
     h->slots = calloc((size_t)h->n_slots, sizeof *h->slots);
-    if (h->epfd < 0 || h->multi == NULL || h->headers == NULL || h->slots == NULL) {
+    h->url = strdup(cfg->url);
+    if (h->epfd < 0 || h->multi == NULL || h->headers == NULL || h->slots == NULL ||
+        h->url == NULL) {
         snprintf(msg, msg_len, "cannot set up the event loop: %s", strerror(errno));
         http_free(h);
         return TS_HTTP_ERR_INIT;
@@ -188,6 +205,7 @@ void http_free(struct ts_http *h)
     if (h->epfd >= 0)
         close(h->epfd);
     curl_slist_free_all(h->headers);
+    free(h->url);
     free(h);
 }
 
@@ -220,10 +238,13 @@ static enum ts_transport transport_of(struct slot *sl, CURLcode rc)
     case CURLE_WRITE_ERROR:
         return TS_TRANSPORT_ABORTED;
     case CURLE_OPERATION_TIMEDOUT: {
-        /* A connect timeout is a failure to connect, not a slow answer. */
-        curl_off_t connect_us = 0;
-        curl_easy_getinfo(sl->easy, CURLINFO_CONNECT_TIME_T, &connect_us);
-        return connect_us > 0 ? TS_TRANSPORT_TIMEOUT : TS_TRANSPORT_CONNECT;
+        /* A connect timeout is a failure to connect, not a slow answer. The connect time
+         * alone cannot tell: it is 0 on a reused keep-alive connection. The request was sent
+         * (pretransfer time set) or answered (a first byte) on a live connection otherwise. */
+        curl_off_t pretransfer_us = 0;
+        curl_easy_getinfo(sl->easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
+        return pretransfer_us > 0 || sl->xfer.first_byte_ns != 0 ? TS_TRANSPORT_TIMEOUT
+                                                                 : TS_TRANSPORT_CONNECT;
     }
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
@@ -248,6 +269,12 @@ static void check_multi_info(struct ts_http *h)
         curl_multi_remove_handle(h->multi, sl->easy);
         sl->busy = 0;
         h->in_flight--;
+        if (h->driver == NULL) { /* a preconnect probe: only whether it was answered counts */
+            long status = 0;
+            curl_easy_getinfo(sl->easy, CURLINFO_RESPONSE_CODE, &status);
+            h->probes_answered += status > 0;
+            continue;
+        }
         int64_t now = clock_now_ns();
         enum ts_transport how = transport_of(sl, rc);
         const char *detail = NULL;
@@ -276,20 +303,9 @@ static int socket_action(struct ts_http *h, curl_socket_t s, int flags, char *ms
     return 0;
 }
 
-int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *driver, char *msg,
-             size_t msg_len)
+/* Runs the loop until no transfer is in flight. */
+static int run_until_idle(struct ts_http *h, char *msg, size_t msg_len)
 {
-    if (n_streams > h->n_slots) {
-        snprintf(msg, msg_len, "%lld streams asked of a loop with %lld slots",
-                 (long long)n_streams, (long long)h->n_slots);
-        return TS_HTTP_ERR_LOOP;
-    }
-    h->driver = driver;
-    int64_t now = clock_now_ns();
-    for (int64_t s = 0; s < n_streams; s++) {
-        h->slots[s].stream = s;
-        start_next(h, &h->slots[s], now);
-    }
     struct epoll_event events[256];
     int rc = 0;
     while (h->in_flight > 0 && rc == 0) {
@@ -315,14 +331,117 @@ int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *
             if (events[i].events & (EPOLLERR | EPOLLHUP))
                 flags |= CURL_CSELECT_ERR;
             rc = socket_action(h, events[i].data.fd, flags, msg, msg_len);
+            /* Reap at once, as hiperfifo does: a finished transfer's end time and its
+             * stream's next request must not wait for the rest of the batch. */
+            check_multi_info(h);
         }
         if (rc == 0 && h->timer_deadline_ns >= 0 && clock_now_ns() >= h->timer_deadline_ns) {
             h->timer_deadline_ns = -1;
             rc = socket_action(h, CURL_SOCKET_TIMEOUT, 0, msg, msg_len);
+            check_multi_info(h);
         }
-        check_multi_info(h);
     }
+    return rc;
+}
+
+static int check_streams(const struct ts_http *h, int64_t n_streams, char *msg, size_t msg_len)
+{
+    if (n_streams <= h->n_slots)
+        return 0;
+    snprintf(msg, msg_len, "%lld streams asked of a loop with %lld slots", (long long)n_streams,
+             (long long)h->n_slots);
+    return TS_HTTP_ERR_LOOP;
+}
+
+int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *driver, char *msg,
+             size_t msg_len)
+{
+    if (check_streams(h, n_streams, msg, msg_len) != 0)
+        return TS_HTTP_ERR_LOOP;
+    h->driver = driver;
+    int64_t now = clock_now_ns();
+    for (int64_t s = 0; s < n_streams; s++) {
+        h->slots[s].stream = s;
+        start_next(h, &h->slots[s], now);
+    }
+    int rc = run_until_idle(h, msg, msg_len);
     h->driver = NULL;
+    return rc;
+}
+
+/* CURLOPT_WRITEFUNCTION for preconnect probes: the answer itself does not matter. */
+static size_t discard_body(char *buf, size_t size, size_t n, void *userp)
+{
+    (void)buf;
+    (void)userp;
+    return size * n;
+}
+
+int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_url, char *msg,
+                        size_t msg_len)
+{
+    if (check_streams(h, n_streams, msg, msg_len) != 0)
+        return TS_HTTP_ERR_LOOP;
+    h->driver = NULL;
+    h->probes_answered = 0;
+    for (int64_t s = 0; s < n_streams; s++) {
+        struct slot *sl = &h->slots[s];
+        curl_easy_setopt(sl->easy, CURLOPT_URL, probe_url);
+        curl_easy_setopt(sl->easy, CURLOPT_HTTPGET, 1L);
+        curl_easy_setopt(sl->easy, CURLOPT_WRITEFUNCTION, discard_body);
+        curl_easy_setopt(sl->easy, CURLOPT_HEADERFUNCTION, NULL);
+        if (curl_multi_add_handle(h->multi, sl->easy) == CURLM_OK) {
+            sl->busy = 1;
+            h->in_flight++;
+        }
+    }
+    int rc = run_until_idle(h, msg, msg_len);
+    for (int64_t s = 0; s < n_streams; s++) {
+        struct slot *sl = &h->slots[s];
+        curl_easy_setopt(sl->easy, CURLOPT_URL, h->url);
+        curl_easy_setopt(sl->easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(sl->easy, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(sl->easy, CURLOPT_HEADERFUNCTION, on_header);
+    }
+    return rc != 0 ? rc : h->probes_answered;
+}
+
+int http_local_address(const char *url, char *buf, size_t len)
+{
+    snprintf(buf, len, "?");
+    CURLU *u = curl_url();
+    char *host = NULL, *port = NULL;
+    int rc = -1;
+    if (u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK) {
+        /* curl keeps the brackets of an IPv6 literal; getaddrinfo wants them off. */
+        char *name = host;
+        size_t n = strlen(name);
+        if (n > 2 && name[0] == '[' && name[n - 1] == ']') {
+            name[n - 1] = '\0';
+            name++;
+        }
+        struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *res = NULL;
+        if (getaddrinfo(name, port, &hints, &res) == 0) {
+            int fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+            struct sockaddr_storage local;
+            socklen_t local_len = sizeof local;
+            if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
+                getsockname(fd, (struct sockaddr *)&local, &local_len) == 0 &&
+                getnameinfo((struct sockaddr *)&local, local_len, buf, (socklen_t)len, NULL, 0,
+                            NI_NUMERICHOST) == 0)
+                rc = 0;
+            if (fd >= 0)
+                close(fd);
+            freeaddrinfo(res);
+        }
+    }
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(u);
+    if (rc != 0)
+        snprintf(buf, len, "?");
     return rc;
 }
 

@@ -18,6 +18,7 @@ int level_init(struct ts_level *l)
 {
     memset(l, 0, sizeof *l);
     rows_init(&l->rows);
+    timeline_init(&l->timeline);
     l->stats = malloc(sizeof *l->stats);
     return l->stats ? 0 : -1;
 }
@@ -28,10 +29,12 @@ void level_free(struct ts_level *l)
     free(l->current);
     free(l->stats);
     rows_free(&l->rows);
+    timeline_free(&l->timeline);
     memset(l, 0, sizeof *l);
 }
 
-int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t start_ns)
+int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t origin_ns,
+                int64_t start_ns)
 {
     size_t n = (size_t)plan->local_streams;
     if (n > l->streams_cap) {
@@ -45,38 +48,57 @@ int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t st
             return -1;
         l->streams_cap = n;
     }
-    if (n)
-        memset(l->issued, 0, n * sizeof *l->issued);
+    for (size_t i = 0; i < n; i++)
+        l->issued[i] = plan->warmup; /* measured requests continue the streams' sequences */
     l->plan = *plan;
+    l->origin_ns = origin_ns;
     l->start_ns = start_ns;
-    /* Without warm-up the measure phase is the level; with it, it begins at the first
-     * measured request's start (set in level_next). */
-    l->measure_start_ns = plan->warmup > 0 ? 0 : start_ns;
-    l->last_end_ns = start_ns;
+    l->streams_measuring = l->streams_finished = 0;
     stats_init(l->stats, &l->extremes);
     rows_clear(&l->rows);
+    timeline_reset(&l->timeline);
     l->rows_lost = 0;
     return 0;
+}
+
+/* Stream s has run out of requests at now_ns. The first stream to do so ends the window in
+ * which all of this rank's streams were busy. */
+static void stream_finished(struct ts_level *l, int64_t now_ns)
+{
+    if (l->streams_finished++ == 0)
+        l->extremes.full_end_ns = level_common_ns(l, now_ns);
+}
+
+int64_t level_prompt_index(const struct ts_level_plan *p, int64_t s, int64_t index)
+{
+    uint64_t stream = (uint64_t)(p->first_stream + s);
+    return (int64_t)((stream + (uint64_t)index * (uint64_t)p->concurrency) %
+                     (uint64_t)p->prompt_count);
 }
 
 int level_next(struct ts_level *l, int64_t s, int64_t now_ns, struct ts_level_request *out)
 {
     const struct ts_level_plan *p = &l->plan;
     int64_t i = l->issued[s];
-    int measured = i >= p->warmup;
-    if (measured) {
-        if (p->requests_per_stream > 0 && i - p->warmup >= p->requests_per_stream)
-            return 0;
-        if (p->duration_ns > 0 && now_ns - l->start_ns >= p->duration_ns)
-            return 0;
-        if (l->measure_start_ns == 0) /* calls come in time order: the first is the earliest */
-            l->measure_start_ns = now_ns;
+    if (i < 0)
+        return 0; /* finished before */
+    if ((p->requests_per_stream > 0 && i - p->warmup >= p->requests_per_stream) ||
+        (p->duration_ns > 0 && now_ns - l->start_ns >= p->duration_ns)) {
+        l->issued[s] = -1;
+        stream_finished(l, now_ns);
+        return 0;
     }
-    int64_t stream = p->first_stream + s;
+    int64_t t = level_common_ns(l, now_ns);
+    /* The window of full load opens when the last stream sends its first request. */
+    if (i == p->warmup && ++l->streams_measuring == p->local_streams)
+        l->extremes.full_start_ns = t;
+    if (l->extremes.rank_start_min_ns == INT64_MAX) {
+        /* This rank's first request: one value per rank, whose spread over ranks (merged
+         * with min and max) is the level's start skew. */
+        l->extremes.rank_start_min_ns = l->extremes.rank_start_max_ns = t;
+    }
     out->index = i;
-    out->measured = measured;
-    out->prompt_index = (int64_t)(((uint64_t)stream + (uint64_t)i * (uint64_t)p->concurrency) %
-                                  (uint64_t)p->prompt_count);
+    out->prompt_index = level_prompt_index(p, s, i);
     l->current[s] = *out;
     l->issued[s] = i + 1;
     return 1;
@@ -88,23 +110,23 @@ void level_done(struct ts_level *l, int64_t s, struct ts_xfer *x, enum ts_transp
     const struct ts_level_request *req = &l->current[s];
     struct ts_row row;
     memset(&row, 0, sizeof row);
-    xfer_finish(x, how, detail, now_ns, l->start_ns, &row);
-    if (!req->measured)
-        return;
+    xfer_finish(x, how, detail, now_ns, l->origin_ns, &row);
     row.rank = l->plan.rank;
     row.stream = (int32_t)(l->plan.first_stream + s);
     row.request = req->index;
     row.prompt_index = (int32_t)req->prompt_index;
-    stats_record(l->stats, &l->extremes, &row, x->token_ns,
-                 row.error_class == TS_ERR_NONE ? x->n_tokens : 0);
-    if (rows_append(&l->rows, &row) != 0)
-        l->rows_lost++;
-    if (now_ns > l->last_end_ns)
-        l->last_end_ns = now_ns;
-}
-
-void level_end(struct ts_level *l)
-{
-    int64_t from = l->measure_start_ns ? l->measure_start_ns : l->start_ns;
-    l->extremes.span_ns = l->last_end_ns > from ? l->last_end_ns - from : 0;
+    int ok = row.error_class == TS_ERR_NONE;
+    stats_record(l->stats, &l->extremes, &row, x->token_ns, ok ? x->n_tokens : 0);
+    int lost = rows_append(&l->rows, &row) != 0;
+    /* As in the table, only a successful request's tokens count. Its output_tokens (the
+     * server's usage when it sends one) are spread over its content events so that a server
+     * that puts several tokens in one event is counted right and the series sums to the
+     * level's token total exactly. */
+    uint64_t n = ok ? x->n_tokens : 0, total = (uint64_t)row.output_tokens;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t share = (uint32_t)((i + 1) * total / n - i * total / n);
+        lost |= timeline_add_tokens(&l->timeline, x->token_ns[i] - l->start_ns, share) != 0;
+    }
+    lost |= timeline_add_end(&l->timeline, now_ns - l->start_ns, ok) != 0;
+    l->rows_lost += (uint64_t)lost;
 }

@@ -28,6 +28,7 @@ enum {
     OPT_OUT,
     OPT_FORCE,
     OPT_DEMO,
+    OPT_NO_PRECONNECT,
 };
 
 static const struct option long_options[] = {
@@ -48,6 +49,7 @@ static const struct option long_options[] = {
     {"out", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, OPT_FORCE},
     {"demo", no_argument, NULL, OPT_DEMO},
+    {"no-preconnect", no_argument, NULL, OPT_NO_PRECONNECT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -82,6 +84,8 @@ void options_print_help(FILE *f)
         "  --warmup N              unmeasured requests per stream first (default 0)\n"
         "  --prompts FILE          JSON Lines prompts, {\"prompt\": ...} or {\"messages\": [...]}\n"
         "                          per line (default: the bundled prompts/coding.jsonl)\n"
+        "  --no-preconnect         do not open each stream's connection before the level\n"
+        "                          starts (measures cold starts: TCP handshakes in TTFT)\n"
         "\n"
         "Request:\n"
         "  --max-tokens N          max_tokens per request (default 256)\n"
@@ -172,6 +176,11 @@ static int parse_time(const char *name, const char *text, int64_t *out, char *ms
     if (units_parse_duration_ns(text, TS_NS_PER_S, &v) != 0 || v <= 0) {
         snprintf(msg, len, "%s: '%s' is not a positive duration (e.g. 30s, 500ms, 2m)", name,
                  text);
+        return -1;
+    }
+    /* libcurl counts in milliseconds, and reads 0 as "no limit". */
+    if (v < TS_NS_PER_MS) {
+        snprintf(msg, len, "%s: '%s' is below 1ms, the resolution of timeouts", name, text);
         return -1;
     }
     *out = v;
@@ -292,6 +301,9 @@ static int apply_option(struct ts_options *o, int c, const char *arg, int *seen_
         return 0;
     case OPT_DEMO:
         o->demo = 1;
+        return 0;
+    case OPT_NO_PRECONNECT:
+        o->no_preconnect = 1;
         return 0;
     case 'v':
         o->verbose++;

@@ -13,6 +13,7 @@
 
 #include "tokstorm/api.h"
 #include "tokstorm/clock.h"
+#include "tokstorm/clocksync.h"
 #include "tokstorm/collect.h"
 #include "tokstorm/demo.h"
 #include "tokstorm/h5out.h"
@@ -25,6 +26,10 @@
 #include "tokstorm/units.h"
 
 #define MSG_LEN 512
+#define RESYNC_AFTER_NS (60 * TS_NS_PER_S)    /* realign clocks before a level after this */
+#define START_LEAD_NS (50 * TS_NS_PER_MS)     /* a level starts this long after rank 0 says so */
+#define SKEW_ONE_HOST_S 200e-6                /* start skew worth a warning, ranks on one host */
+#define SKEW_MANY_HOSTS_S 1e-3                /* ... and across hosts */
 
 /* What every rank holds for the sweep. */
 struct run_ctx {
@@ -43,6 +48,14 @@ struct run_ctx {
     struct ts_level_summary *summaries; /* rank 0: one per finished level */
     size_t n_summaries;
     char start_utc[32];
+    char *probe_url;                 /* GET for preconnecting: the server's /v1/models */
+    struct ts_clock_offset clock;    /* this rank's clock - rank 0's */
+    int64_t run_start0_ns;           /* the common timeline's zero, on rank 0's clock */
+    int64_t origin_ns;               /* the same instant on this rank's clock */
+    int64_t synced_at_ns;            /* rank 0's clock at the last alignment */
+    struct ts_rank_info me;          /* this rank's host, address and offset */
+    struct ts_rank_info *ranks;      /* rank 0: everyone's */
+    double skew_limit_s;             /* rank 0: when the start skew deserves a line */
 };
 
 /* The bundled prompts: beside the build tree's parent (build/../prompts), else where the
@@ -161,7 +174,8 @@ static int preflight(struct run_ctx *r, char *msg)
 {
     struct ts_api_params params = {.model = r->opt.model, .max_tokens = 1, .stream = 1};
     char *body = api_build_body(r->opt.api, &params, &r->prompts.items[0]);
-    const int64_t cap_ns = 8 * TS_NS_PER_S; /* every rank must hear the verdict within 10 s */
+    /* Every rank must hear the verdict within 10 s, MPI start-up and tear-down included. */
+    const int64_t cap_ns = 5 * TS_NS_PER_S;
     struct ts_http_config cfg = {
         .url = r->endpoint,
         .api = r->opt.api,
@@ -213,6 +227,45 @@ static void level_drv_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_tran
     level_done(&r->level, s, x, how, detail, now_ns);
 }
 
+/* The warm-up phase: each stream sends plan->warmup requests, in the same prompt sequence the
+ * measured ones continue; nothing about them is recorded. */
+struct warmup {
+    struct run_ctx *r;
+    const struct ts_level_plan *plan;
+    int64_t *sent; /* per local stream */
+};
+
+static int warmup_next(void *ctx, int64_t s, int64_t now_ns, const char **body, size_t *len)
+{
+    (void)now_ns;
+    struct warmup *w = ctx;
+    if (w->sent[s] >= w->plan->warmup)
+        return 0;
+    int64_t p = level_prompt_index(w->plan, s, w->sent[s]++);
+    *body = w->r->bodies[p];
+    *len = w->r->body_lens[p];
+    return 1;
+}
+
+static void warmup_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how,
+                        const char *detail, int64_t now_ns)
+{
+    (void)ctx, (void)s, (void)x, (void)how, (void)detail, (void)now_ns;
+}
+
+static int run_warmup(struct run_ctx *r, const struct ts_level_plan *plan, char *msg, size_t len)
+{
+    struct warmup w = {r, plan, calloc((size_t)plan->local_streams + 1, sizeof *w.sent)};
+    if (w.sent == NULL) {
+        snprintf(msg, len, "out of memory for the warm-up");
+        return TS_EXIT_RUNTIME;
+    }
+    struct ts_http_driver drv = {&w, warmup_next, warmup_done};
+    int rc = http_run(r->http, plan->local_streams, &drv, msg, len) != 0 ? TS_EXIT_RUNTIME : 0;
+    free(w.sent);
+    return rc;
+}
+
 static int rows_to_h5(void *ctx, const struct ts_row *rows, size_t n)
 {
     struct run_ctx *r = ctx;
@@ -221,6 +274,50 @@ static int rows_to_h5(void *ctx, const struct ts_row *rows, size_t n)
         log_error("%s", msg);
         return -1;
     }
+    return 0;
+}
+
+/* Aligns every rank's clock to rank 0's and gathers who is where (rank 0 keeps the table).
+ * The first call also fixes the common timeline's zero: the run's start. */
+static void align_clocks(struct run_ctx *r)
+{
+    collect_clock_sync(&r->comm, &r->clock);
+    if (r->run_start0_ns == 0) {
+        r->run_start0_ns = r->comm.rank == 0 ? clock_now_ns() : 0;
+        collect_bcast_int64(&r->comm, &r->run_start0_ns);
+    }
+    r->origin_ns = clocksync_from_rank0(&r->clock, r->run_start0_ns);
+    r->synced_at_ns = clock_now_ns();
+    r->me.clock_offset_ns = r->clock.offset_ns;
+    r->me.clock_uncertainty_ns = r->clock.uncertainty_ns;
+    collect_rank_info(&r->comm, &r->me, r->ranks);
+}
+
+/* Rank 0 picks an instant a little ahead, every rank waits for it on its own aligned clock;
+ * returns that instant on this rank's clock. */
+static int64_t synchronised_start(struct run_ctx *r)
+{
+    int64_t start0 = r->comm.rank == 0 ? clock_now_ns() + START_LEAD_NS : 0;
+    collect_bcast_int64(&r->comm, &start0);
+    int64_t start = clocksync_from_rank0(&r->clock, start0);
+    clock_wait_until(start);
+    return start;
+}
+
+/* Rank 0 writes everything the level produced besides its rows. */
+static int write_level_extras(struct run_ctx *r, const uint64_t *tokens, const uint64_t *ok,
+                              const uint64_t *err, size_t n_bins, char *msg, size_t len)
+{
+    const struct ts_level_stats *st = r->level.stats;
+    const struct ts_level_extremes *x = &r->level.extremes;
+    if (h5out_level_timeseries(r->h5, (double)TS_TIMELINE_SERIES_NS / 1e9, tokens, ok, err,
+                               n_bins, msg, len) != 0 ||
+        h5out_level_hist(r->h5, "ttft", &st->ttft, &x->ttft, msg, len) != 0 ||
+        h5out_level_hist(r->h5, "itl", &st->itl, &x->itl, msg, len) != 0 ||
+        h5out_level_hist(r->h5, "tpot", &st->tpot, &x->tpot, msg, len) != 0 ||
+        h5out_level_hist(r->h5, "e2e", &st->e2e, &x->e2e, msg, len) != 0 ||
+        h5out_level_clock(r->h5, r->ranks, (size_t)r->comm.size, msg, len) != 0)
+        return TS_EXIT_RUNTIME;
     return 0;
 }
 
@@ -237,25 +334,56 @@ static int run_level(struct run_ctx *r, int64_t concurrency)
     };
     level_share(concurrency, r->comm.rank, r->comm.size, &plan.first_stream, &plan.local_streams);
 
-    collect_barrier(&r->comm);
-    int64_t start_ns = clock_now_ns(); /* this rank's level clock starts as it leaves */
+    int64_t resync = r->comm.rank == 0 && clock_now_ns() - r->synced_at_ns > RESYNC_AFTER_NS;
+    collect_bcast_int64(&r->comm, &resync);
+    if (resync)
+        align_clocks(r);
     int status = 0;
-    if (level_begin(&r->level, &plan, start_ns) != 0) {
+    if (plan.warmup > 0 && plan.local_streams > 0)
+        status = run_warmup(r, &plan, msg, sizeof msg);
+    if (status == 0 && !r->opt.no_preconnect && plan.local_streams > 0) {
+        int64_t answered = http_preconnect(r->http, plan.local_streams, r->probe_url, msg,
+                                           sizeof msg);
+        if (answered < 0)
+            status = TS_EXIT_RUNTIME;
+        else if (answered < plan.local_streams)
+            log_info("level %lld: %lld of %lld preconnect probes answered",
+                     (long long)concurrency, (long long)answered,
+                     (long long)plan.local_streams);
+    }
+
+    collect_barrier(&r->comm);
+    int64_t start_ns = synchronised_start(r);
+    if (status == 0 && level_begin(&r->level, &plan, r->origin_ns, start_ns) != 0) {
         snprintf(msg, sizeof msg, "out of memory for level %lld", (long long)concurrency);
         status = TS_EXIT_RUNTIME;
-    } else {
+    } else if (status == 0) {
         struct ts_http_driver drv = {r, level_drv_next, level_drv_done};
         if (http_run(r->http, plan.local_streams, &drv, msg, sizeof msg) != 0)
             status = TS_EXIT_RUNTIME;
-        level_end(&r->level);
     }
     if (r->level.rows_lost)
-        log_warn("level %lld: %llu request rows lost (out of memory)", (long long)concurrency,
-                 (unsigned long long)r->level.rows_lost);
+        log_warn("level %lld: %llu request records lost (out of memory)",
+                 (long long)concurrency, (unsigned long long)r->level.rows_lost);
 
-    /* Every rank takes part in the reduction and the gather whatever happened above, so
-     * nobody waits in a collective; the verdict is agreed on afterwards. */
+    /* Every rank takes part in every collective below whatever happened above, so nobody
+     * waits alone; the verdict is agreed on at the end. */
     collect_level(&r->comm, r->level.stats, &r->level.extremes);
+    int64_t from, to;
+    double steady_tokens = 0;
+    if (stats_steady_window(&r->level.extremes, &from, &to)) {
+        int64_t level_zero = level_common_ns(&r->level, start_ns);
+        steady_tokens = timeline_tokens_between(&r->level.timeline, from - level_zero,
+                                                to - level_zero);
+    }
+    steady_tokens = collect_sum_double(&r->comm, steady_tokens);
+    uint64_t *tokens = NULL, *ok = NULL, *err = NULL;
+    size_t n_bins = 0;
+    if (collect_timeseries(&r->comm, &r->level.timeline, &tokens, &ok, &err, &n_bins) != 0) {
+        snprintf(msg, sizeof msg, "out of memory for level %lld's time series",
+                 (long long)concurrency);
+        status = TS_EXIT_RUNTIME;
+    }
     int h5_ok = 1;
     if (r->comm.rank == 0 && h5out_level_begin(r->h5, concurrency, msg, sizeof msg) != 0) {
         h5_ok = 0;
@@ -266,18 +394,31 @@ static int run_level(struct run_ctx *r, int64_t concurrency)
                  (long long)concurrency, r->opt.out_path);
         status = TS_EXIT_RUNTIME;
     }
+    /* Whether the level ran to the end on every rank is agreed before it is written down. */
+    int level_status = collect_agree(&r->comm, status, msg);
+    status = 0;
+    msg[0] = '\0';
     if (r->comm.rank == 0 && h5_ok) {
         struct ts_level_summary *s = &r->summaries[r->n_summaries];
         stats_summarize(r->level.stats, &r->level.extremes, concurrency, s);
-        report_level(stdout, s);
-        if (h5out_level_end(r->h5, s, status == 0, msg, sizeof msg) != 0)
+        stats_set_steady(s, steady_tokens);
+        s->start_s = (double)level_common_ns(&r->level, start_ns) / 1e9;
+        report_level(stdout, s, r->skew_limit_s);
+        if (tokens)
+            status = write_level_extras(r, tokens, ok, err, n_bins, msg, sizeof msg);
+        if (h5out_level_end(r->h5, s, level_status == 0, msg, sizeof msg) != 0)
             status = TS_EXIT_RUNTIME;
         r->n_summaries++;
     }
-    return collect_agree(&r->comm, status, msg);
+    free(tokens);
+    free(ok);
+    free(err);
+    status = collect_agree(&r->comm, status, msg);
+    return level_status ? level_status : status;
 }
 
 /* ---- set-up and the sweep ---- */
+
 
 static int setup(struct run_ctx *r, int argc, char **argv)
 {
@@ -313,13 +454,19 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
 
-    /* The results file exists and is writable before the first request is sent. */
+    /* The results file can be written before the first request is sent; it is created only
+     * once the server has passed the preflight, so a failed start leaves no empty file. */
     msg[0] = '\0';
     rc = 0;
-    if (rank == 0 && h5out_create(&r->h5, r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
+    if (rank == 0 && h5out_probe(r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
         rc = TS_EXIT_USAGE;
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
+    if (r->opt.demo && !collect_single_node(&r->comm)) {
+        snprintf(msg, sizeof msg, "--demo: the mock listens on rank 0's loopback; run every "
+                                  "rank on one host (or start tokstorm-mock and give --url)");
+        return collect_agree(&r->comm, TS_EXIT_USAGE, rank == 0 ? msg : "");
+    }
 
     msg[0] = '\0';
     rc = 0;
@@ -339,9 +486,13 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     r->endpoint = malloc(n);
     if (r->endpoint)
         snprintf(r->endpoint, n, "%s%s", r->url, api_path(r->opt.api));
+    n = strlen(r->url) + sizeof "/v1/models";
+    r->probe_url = malloc(n);
+    if (r->probe_url)
+        snprintf(r->probe_url, n, "%s/v1/models", r->url);
 
     msg[0] = '\0';
-    rc = r->endpoint ? build_bodies(r, msg) : TS_EXIT_RUNTIME;
+    rc = r->endpoint && r->probe_url ? build_bodies(r, msg) : TS_EXIT_RUNTIME;
     if (rc == 0 && level_init(&r->level) != 0) {
         snprintf(msg, sizeof msg, "out of memory");
         rc = TS_EXIT_RUNTIME;
@@ -361,7 +512,8 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     }
     if (rc == 0 && rank == 0) {
         r->summaries = calloc(r->opt.n_levels, sizeof *r->summaries);
-        if (r->summaries == NULL)
+        r->ranks = calloc((size_t)r->comm.size, sizeof *r->ranks);
+        if (r->summaries == NULL || r->ranks == NULL)
             rc = TS_EXIT_RUNTIME;
     }
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
@@ -369,6 +521,11 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 
     msg[0] = '\0';
     rc = rank == 0 ? preflight(r, msg) : 0;
+    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+        return rc;
+    msg[0] = '\0';
+    if (rank == 0 && h5out_create(&r->h5, r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
+        rc = TS_EXIT_RUNTIME;
     return collect_agree(&r->comm, rc, msg);
 }
 
@@ -376,7 +533,17 @@ static int write_run_info(struct run_ctx *r)
 {
     char msg[MSG_LEN] = "";
     int rc = 0;
+    r->me.rank = r->comm.rank;
+    if (gethostname(r->me.host, sizeof r->me.host) != 0)
+        snprintf(r->me.host, sizeof r->me.host, "?");
+    r->me.host[sizeof r->me.host - 1] = '\0';
+    http_local_address(r->url, r->me.address, sizeof r->me.address);
+    align_clocks(r);
     if (r->comm.rank == 0) {
+        int one_host = 1;
+        for (int i = 1; i < r->comm.size; i++)
+            one_host &= strcmp(r->ranks[i].host, r->ranks[0].host) == 0;
+        r->skew_limit_s = one_host ? SKEW_ONE_HOST_S : SKEW_MANY_HOSTS_S;
         clock_utc_iso8601(r->start_utc, sizeof r->start_utc);
         struct ts_run_info info = {
             .version = TOKSTORM_VERSION,
@@ -398,7 +565,8 @@ static int write_run_info(struct run_ctx *r)
             .temperature = r->opt.temperature,
             .ignore_eos = r->opt.ignore_eos,
         };
-        if (h5out_write_run(r->h5, &info, msg, sizeof msg) != 0)
+        if (h5out_write_run(r->h5, &info, msg, sizeof msg) != 0 ||
+            h5out_write_ranks(r->h5, r->ranks, (size_t)r->comm.size, msg, sizeof msg) != 0)
             rc = TS_EXIT_RUNTIME;
         if (rc == 0) {
             printf("tokstorm %s: %s, model %s, %d ranks, levels", TOKSTORM_VERSION, r->endpoint,
@@ -425,6 +593,8 @@ static void teardown(struct run_ctx *r)
     free(r->bodies);
     free(r->body_lens);
     free(r->summaries);
+    free(r->ranks);
+    free(r->probe_url);
     free(r->endpoint);
     free(r->url);
     free(r->prompts_path);

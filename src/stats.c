@@ -51,7 +51,18 @@ void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x)
     hist_init(&s->itl, &x->itl);
     hist_init(&s->tpot, &x->tpot);
     hist_init(&s->e2e, &x->e2e);
-    x->span_ns = 0;
+    x->first_start_ns = x->full_end_ns = x->rank_start_min_ns = INT64_MAX;
+    x->last_end_ns = x->full_start_ns = x->rank_start_max_ns = INT64_MIN;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
 }
 
 static int64_t seconds_to_ns(double s)
@@ -62,6 +73,8 @@ static int64_t seconds_to_ns(double s)
 void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const struct ts_row *row,
                   const int64_t *token_ns, size_t n_tokens)
 {
+    x->first_start_ns = min64(x->first_start_ns, seconds_to_ns(row->start_s));
+    x->last_end_ns = max64(x->last_end_ns, seconds_to_ns(row->end_s));
     if (row->error_class != TS_ERR_NONE) {
         s->c.err++;
         if (row->error_class > 0 && row->error_class < TS_ERR__COUNT)
@@ -75,8 +88,11 @@ void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const s
 
     int64_t e2e_ns = seconds_to_ns(row->end_s - row->start_s);
     hist_record(&s->e2e, &x->e2e, e2e_ns);
-    if (e2e_ns > 0)
-        s->c.rate_sum_utok_s += (uint64_t)((double)row->output_tokens * 1e15 / (double)e2e_ns);
+    if (e2e_ns > 0) {
+        /* Clamped: a hostile usage count must not overflow the conversion (1e12 tok/s). */
+        double rate_utok_s = (double)row->output_tokens * 1e15 / (double)e2e_ns;
+        s->c.rate_sum_utok_s += (uint64_t)(rate_utok_s < 1e18 ? rate_utok_s : 1e18);
+    }
     if (row->first_token_s >= 0) {
         hist_record(&s->ttft, &x->ttft, seconds_to_ns(row->first_token_s - row->start_s));
         if (row->output_tokens >= 2) {
@@ -100,19 +116,29 @@ void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
     hist_merge(&dst->itl, &dst_x->itl, &src->itl, &src_x->itl);
     hist_merge(&dst->tpot, &dst_x->tpot, &src->tpot, &src_x->tpot);
     hist_merge(&dst->e2e, &dst_x->e2e, &src->e2e, &src_x->e2e);
-    if (src_x->span_ns > dst_x->span_ns)
-        dst_x->span_ns = src_x->span_ns;
+    dst_x->first_start_ns = min64(dst_x->first_start_ns, src_x->first_start_ns);
+    dst_x->last_end_ns = max64(dst_x->last_end_ns, src_x->last_end_ns);
+    dst_x->full_start_ns = max64(dst_x->full_start_ns, src_x->full_start_ns);
+    dst_x->full_end_ns = min64(dst_x->full_end_ns, src_x->full_end_ns);
+    dst_x->rank_start_min_ns = min64(dst_x->rank_start_min_ns, src_x->rank_start_min_ns);
+    dst_x->rank_start_max_ns = max64(dst_x->rank_start_max_ns, src_x->rank_start_max_ns);
 }
 
+/* Minima are negated so that one element-wise max merges everything. INT64_MAX, the empty
+ * minimum, negates without overflow (INT64_MIN would not, and is never a minimum here). */
 void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTREMES_PACKED])
 {
     const struct ts_hist_extremes *h[4] = {&x->ttft, &x->itl, &x->tpot, &x->e2e};
     for (int i = 0; i < 4; i++) {
-        /* -INT64_MAX, not -INT64_MIN: an empty min (INT64_MAX) must negate without overflow. */
         out[2 * i] = -h[i]->min_ns;
         out[2 * i + 1] = h[i]->max_ns;
     }
-    out[8] = x->span_ns;
+    out[8] = -x->first_start_ns;
+    out[9] = x->last_end_ns;
+    out[10] = x->full_start_ns;
+    out[11] = -x->full_end_ns;
+    out[12] = -x->rank_start_min_ns;
+    out[13] = x->rank_start_max_ns;
 }
 
 void stats_extremes_unpack(const int64_t in[TS_EXTREMES_PACKED], struct ts_level_extremes *x)
@@ -122,12 +148,42 @@ void stats_extremes_unpack(const int64_t in[TS_EXTREMES_PACKED], struct ts_level
         h[i]->min_ns = -in[2 * i];
         h[i]->max_ns = in[2 * i + 1];
     }
-    x->span_ns = in[8];
+    x->first_start_ns = -in[8];
+    x->last_end_ns = in[9];
+    x->full_start_ns = in[10];
+    x->full_end_ns = -in[11];
+    x->rank_start_min_ns = -in[12];
+    x->rank_start_max_ns = in[13];
 }
 
-static double pct_ms(const struct ts_hist *h, const struct ts_hist_extremes *x, double q)
+static void dist(const struct ts_hist *h, const struct ts_hist_extremes *x, struct ts_dist *d)
 {
-    return (double)hist_percentile_ns(h, x, q) / 1e6;
+    memset(d, 0, sizeof *d);
+    d->count = h->count;
+    if (h->count == 0)
+        return;
+    d->p50 = (double)hist_percentile_ns(h, x, 0.50) / 1e6;
+    d->p90 = (double)hist_percentile_ns(h, x, 0.90) / 1e6;
+    d->p95 = (double)hist_percentile_ns(h, x, 0.95) / 1e6;
+    d->p99 = (double)hist_percentile_ns(h, x, 0.99) / 1e6;
+    d->p999 = (double)hist_percentile_ns(h, x, 0.999) / 1e6;
+    d->mean = hist_mean_ns(h) / 1e6;
+    d->min = (double)x->min_ns / 1e6;
+    d->max = (double)x->max_ns / 1e6;
+}
+
+int stats_steady_window(const struct ts_level_extremes *x, int64_t *start_ns, int64_t *end_ns)
+{
+    *start_ns = x->full_start_ns;
+    *end_ns = x->full_end_ns;
+    return x->full_start_ns != INT64_MIN && x->full_end_ns != INT64_MAX &&
+           x->full_end_ns > x->full_start_ns;
+}
+
+void stats_set_steady(struct ts_level_summary *out, double steady_tokens)
+{
+    out->steady_tokens = steady_tokens;
+    out->steady_tok_s = out->steady_s > 0 ? steady_tokens / out->steady_s : 0;
 }
 
 void stats_summarize(const struct ts_level_stats *s, const struct ts_level_extremes *x,
@@ -135,7 +191,8 @@ void stats_summarize(const struct ts_level_stats *s, const struct ts_level_extre
 {
     memset(out, 0, sizeof *out);
     out->concurrency = concurrency;
-    out->wall_s = (double)x->span_ns / 1e9;
+    if (x->last_end_ns > x->first_start_ns && x->first_start_ns != INT64_MAX)
+        out->wall_s = (double)(x->last_end_ns - x->first_start_ns) / 1e9;
     out->ok = s->c.ok;
     out->err = s->c.err;
     memcpy(out->err_by_class, s->c.err_by_class, sizeof out->err_by_class);
@@ -143,12 +200,13 @@ void stats_summarize(const struct ts_level_stats *s, const struct ts_level_extre
     out->prompt_tokens = s->c.prompt_tokens;
     out->agg_tok_s = out->wall_s > 0 ? (double)s->c.output_tokens / out->wall_s : 0;
     out->per_req_tok_s = s->c.ok ? (double)s->c.rate_sum_utok_s / 1e6 / (double)s->c.ok : 0;
-    out->ttft_p50_ms = pct_ms(&s->ttft, &x->ttft, 0.50);
-    out->ttft_p99_ms = pct_ms(&s->ttft, &x->ttft, 0.99);
-    out->itl_p50_ms = pct_ms(&s->itl, &x->itl, 0.50);
-    out->itl_p99_ms = pct_ms(&s->itl, &x->itl, 0.99);
-    out->tpot_p50_ms = pct_ms(&s->tpot, &x->tpot, 0.50);
-    out->tpot_p99_ms = pct_ms(&s->tpot, &x->tpot, 0.99);
-    out->e2e_p50_ms = pct_ms(&s->e2e, &x->e2e, 0.50);
-    out->e2e_p99_ms = pct_ms(&s->e2e, &x->e2e, 0.99);
+    dist(&s->ttft, &x->ttft, &out->ttft);
+    dist(&s->itl, &x->itl, &out->itl);
+    dist(&s->tpot, &x->tpot, &out->tpot);
+    dist(&s->e2e, &x->e2e, &out->e2e);
+    int64_t from, to;
+    if (stats_steady_window(x, &from, &to))
+        out->steady_s = (double)(to - from) / 1e9;
+    if (x->rank_start_max_ns >= x->rank_start_min_ns && x->rank_start_min_ns != INT64_MAX)
+        out->start_skew_s = (double)(x->rank_start_max_ns - x->rank_start_min_ns) / 1e9;
 }

@@ -143,7 +143,7 @@ static int classify(const struct ts_xfer *x, enum ts_transport how)
         return TS_ERR_HTTP_4XX;
     if (x->saw_error)
         return TS_ERR_STREAM;
-    if (how == TS_TRANSPORT_CONNECT || (how != TS_TRANSPORT_OK && x->first_byte_ns == 0))
+    if (how != TS_TRANSPORT_OK && x->first_byte_ns == 0)
         return TS_ERR_CONNECT;
     if (x->http_status != 0 && !is_success(x->http_status))
         return TS_ERR_HTTP_OTHER;

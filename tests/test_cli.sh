@@ -49,12 +49,34 @@ check "the existing file was left alone" test ! -s "$WORK/exists.h5"
 
 # A server that cannot be reached: exit 3 on every rank, quickly, naming the URL.
 PORT=$(closed_port)
-start=$(date +%s)
+start_ns=$(date +%s%N)
 run3 --url "http://127.0.0.1:$PORT" --out "$WORK/closed.h5"
+elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
 check "closed port: exit 3 on all ranks" all_ranks_exit 3
-check "closed port: within 10 s" test $(($(date +%s) - start)) -le 10
+check "closed port: within 10 s (took $elapsed_ms ms)" test "$elapsed_ms" -le 10000
 check "closed port: one line naming the URL and the error" \
   one_line "preflight request to http://127.0.0.1:$PORT/v1/chat/completions failed (connect).*127.0.0.1 port $PORT.*Connection refused"
+check "closed port: no results file left behind" test ! -e "$WORK/closed.h5"
+
+# A server that accepts connections and never answers: the preflight gives up in time.
+$PY -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+held, end = [], time.time() + 30
+s.settimeout(0.2)
+while time.time() < end:
+    try: held.append(s.accept()[0])
+    except socket.timeout: pass
+' "$WORK/silent.port" &
+MOCK_PIDS+=($!)
+for _ in $(seq 50); do [ -s "$WORK/silent.port" ] && break; sleep 0.1; done
+start_ns=$(date +%s%N)
+run3 --url "http://127.0.0.1:$(cat "$WORK/silent.port")" --out "$WORK/silent.h5"
+elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
+check "silent server: exit 3 on all ranks" all_ranks_exit 3
+check "silent server: every rank done within 10 s (took $elapsed_ms ms)" test "$elapsed_ms" -le 10000
+check "silent server: the line says it timed out" one_line "failed (timeout)"
 
 # A server that answers an error: exit 3, with the status.
 run3 --url "$MOCK_URL/nowhere" --out "$WORK/http.h5" --force

@@ -35,9 +35,15 @@ check("root attrs: ranks, levels, model, api, url, start time, command line",
 table = {}
 for line in open(stdout_path):
     cols = [c.strip() for c in line.split("|")]
-    if len(cols) == 9 and cols[0].isdigit():
+    if len(cols) == 10 and cols[0].isdigit():
         table[int(cols[0])] = cols
 check("one table row per level, in order", list(table) == levels)
+rk = f["ranks"][:]
+check("ranks table: every rank, its host and the address it reaches the server from",
+      sorted(rk["rank"]) == list(range(ranks)) and all(x for x in rk["host"])
+      and all(x == b"127.0.0.1" for x in rk["address"]))
+check("ranks on one host: clock offsets within their uncertainty of 0 (one shared clock)",
+      all(abs(o) <= u for o, u in zip(rk["clock_offset_ns"], rk["clock_uncertainty_ns"])))
 for c in levels:
     g = f["level_%d" % c]
     a = g.attrs
@@ -64,35 +70,56 @@ for c in levels:
           abs(med - ttft_ms) <= 0.15 * ttft_ms)
     check(f"C={c}: ttft_p50_ms attribute {a['ttft_p50_ms']:.2f} within 15% of {ttft_ms}",
           abs(a["ttft_p50_ms"] - ttft_ms) <= 0.15 * ttft_ms)
-    wall = float(r["end_s"].max())
-    check(f"C={c}: wall_s = latest end on any rank ({a['wall_s']:.4f} vs {wall:.4f})",
+    wall = float(r["end_s"].max() - r["start_s"].min())
+    check(f"C={c}: wall_s = latest end - earliest start, all ranks ({a['wall_s']:.4f} vs {wall:.4f})",
           abs(a["wall_s"] - wall) < 1e-6)
-    check(f"C={c}: agg_tok_s = tokens / wall", abs(a["agg_tok_s"] - a["output_tokens"] / a["wall_s"]) < 1e-6 * a["agg_tok_s"])
+    check(f"C={c}: requests start at the level's synchronised start (within 5 ms)",
+          0 <= r["start_s"].min() - a["start_s"] < 0.005)
+    ts = g["timeseries"][:]
+    check(f"C={c}: time series sums to the level's tokens and requests",
+          ts["tokens"].sum() == a["output_tokens"] and ts["ok"].sum() == a["ok"] and ts["err"].sum() == 0)
+    # Steady state: within the window where all C streams were busy, the mock delivers one
+    # token per 10 ms step per stream (TTFT aside), so steady tok/s <= C x 100 and close to it.
+    check(f"C={c}: steady {a['steady_tok_s']:.1f} tok/s within (0.6, 1.02] x C x 100 over {a['steady_s']:.3f} s",
+          0.6 * c * 100 < a["steady_tok_s"] <= 1.02 * c * 100 and 0 < a["steady_s"] <= a["wall_s"] + 0.001)
+    h = g["hist_ttft"][:]
+    check(f"C={c}: stored TTFT histogram holds every success",
+          h["count"].sum() == a["ok"] == a["ttft_count"] and (h["lo_ns"] <= h["hi_ns"]).all())
+    check(f"C={c}: percentiles ordered min <= p50 <= p90 <= p99 <= p999 <= max",
+          all(a[f"{m}_min_ms"] <= a[f"{m}_p50_ms"] <= a[f"{m}_p90_ms"] <= a[f"{m}_p99_ms"]
+              <= a[f"{m}_p999_ms"] <= a[f"{m}_max_ms"] for m in ("ttft", "itl", "tpot", "e2e")))
+    check(f"C={c}: clock table has every rank", sorted(g["clock"][:]["rank"]) == list(range(ranks)))
+    want_agg = c * rps * max_tokens / wall
+    check(f"C={c}: agg_tok_s = C x rps x max_tokens / wall from the rows",
+          abs(a["agg_tok_s"] - want_agg) < 1e-5 * want_agg)
     rate = np.mean(ok["output_tokens"] / (ok["end_s"] - ok["start_s"]))
     check(f"C={c}: per_req_tok_s = mean of per-request rates", abs(a["per_req_tok_s"] - rate) < 1e-3 * rate)
     # The mock's model: 15 decode steps of 10 ms after the first token -> ITL ~ 10 ms.
     check(f"C={c}: ITL p50 {a['itl_p50_ms']:.2f} ms near the 10 ms step", 8.5 <= a["itl_p50_ms"] <= 11.5)
     row = table.get(c)
     if row:
-        printed = dict(agg=float(row[1]), per_req=float(row[2]), tokens=int(row[3]), wall=float(row[4]),
-                       ok=int(row[5]), err=int(row[6]))
-        p50, p99 = (float(x) for x in row[7].split("/"))
-        i50, i99 = (float(x) for x in row[8].split("/"))
+        printed = dict(agg=float(row[1]), steady=float(row[2]), per_req=float(row[3]), tokens=int(row[4]),
+                       wall=float(row[5]), ok=int(row[6]), err=int(row[7]))
+        p50, p99 = (float(x) for x in row[8].split("/"))
+        i50, i99 = (float(x) for x in row[9].split("/"))
         check(f"C={c}: printed row equals the file's attributes",
               printed["agg"] == round(a["agg_tok_s"], 1) and printed["per_req"] == round(a["per_req_tok_s"], 1)
+              and printed["steady"] == round(a["steady_tok_s"], 1)
               and printed["tokens"] == a["output_tokens"] and printed["wall"] == round(a["wall_s"], 2)
               and printed["ok"] == a["ok"] and printed["err"] == a["err"]
               and p50 == round(a["ttft_p50_ms"], 1) and p99 == round(a["ttft_p99_ms"], 1)
               and i50 == round(a["itl_p50_ms"], 2) and i99 == round(a["itl_p99_ms"], 2))
 PYEOF
-check "all 66 file checks ran" test "$(wc -l <"$WORK/e2e.checks")" -eq 66
+check "all 92 file checks ran" test "$(wc -l <"$WORK/e2e.checks")" -eq 92
 while read -r status name; do
   check "$name" test "$status" = ok
 done <"$WORK/e2e.checks"
 kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null || true
-# The mock counts what it served: 2 x (1+3+8+32) requests plus the preflight.
-check "the mock served exactly 89 requests" grep -q "requests=89 " "$WORK/e2e.err"
+# The mock counts what it served: 2 x (1+3+8+32) generations plus the preflight's, and one
+# preconnect probe (GET /v1/models) per stream per level.
+check "the mock generated exactly 89 times" grep -q "generations=89 " "$WORK/e2e.err"
+check "the mock answered 89 + 44 preconnect probes" grep -q "requests=133 " "$WORK/e2e.err"
 # Keep-alive: one connection per stream of the largest level (32) plus the preflight's, reused
-# from level to level and request to request.
+# from level to level, probe to request, and request to request.
 check "connections reused: 33 opened for 89 requests" grep -q "connections=33 " "$WORK/e2e.err"
 finish e2e

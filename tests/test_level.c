@@ -2,6 +2,7 @@
  * takes, and the closed loop's counting with warm-up and duration. */
 #include "tokstorm/level.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,14 +30,15 @@ int main(void)
 
     struct ts_level l;
     CHECK(level_init(&l) == 0);
-    /* C = 8 over 3 ranks: rank 1 runs global streams 3..5. Two measured requests each, one
-     * warm-up first, 5 prompts. */
+    /* C = 8 over 3 ranks: rank 1 runs global streams 3..5. Two measured requests each, after
+     * one warm-up request each (sent in its own phase, so this level begins at index 1), 5
+     * prompts. */
     struct ts_level_plan plan = {.concurrency = 8, .rank = 1, .requests_per_stream = 2,
                                  .warmup = 1, .prompt_count = 5};
     level_share(8, 1, 3, &plan.first_stream, &plan.local_streams);
     CHECK_EQ_INT(plan.first_stream, 3);
     CHECK_EQ_INT(plan.local_streams, 3);
-    CHECK(level_begin(&l, &plan, 1000) == 0);
+    CHECK(level_begin(&l, &plan, 0, 1000) == 0);
 
     struct ts_xfer x;
     CHECK(xfer_init(&x, TS_API_CHAT, 1 << 16) == 0);
@@ -45,7 +47,7 @@ int main(void)
                             "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n"
                             "data: [DONE]\n\n";
     int64_t now = 2000;
-    int sent[3] = {0, 0, 0}, prompts_ok = 1;
+    int sent[3] = {1, 1, 1}, prompts_ok = 1;
     struct ts_level_request req;
     for (int round = 0; round < 5; round++)
         for (int64_t s = 0; s < 3; s++) {
@@ -54,7 +56,6 @@ int main(void)
             int64_t global = 3 + s;
             prompts_ok &= req.prompt_index == (global + req.index * 8) % 5;
             prompts_ok &= req.index == sent[s];
-            prompts_ok &= req.measured == (req.index >= 1);
             sent[s]++;
             xfer_begin(&x, now);
             xfer_on_status(&x, 200, now + 10);
@@ -62,10 +63,9 @@ int main(void)
             level_done(&l, s, &x, TS_TRANSPORT_OK, NULL, now + 30);
             now += 100;
         }
-    level_end(&l);
     CHECK(prompts_ok);
-    CHECK(sent[0] == 3 && sent[1] == 3 && sent[2] == 3); /* 1 warm-up + 2 measured */
-    CHECK_EQ_INT(l.rows.count, 6);                       /* warm-up left out */
+    CHECK(sent[0] == 3 && sent[1] == 3 && sent[2] == 3); /* indices 1 and 2 sent here */
+    CHECK_EQ_INT(l.rows.count, 6);
     CHECK_EQ_INT(l.stats->c.ok, 6);
     CHECK_EQ_INT(l.stats->c.output_tokens, 12);
     int rows_ok = 1;
@@ -75,14 +75,40 @@ int main(void)
         rows_ok &= r->start_s >= 0 && r->end_s > r->start_s;
     }
     CHECK(rows_ok);
-    /* Measure phase: from the first measured start (after 3 warm-ups: 2000 + 300) to the last
-     * end (2000 + 8*100 + 30). */
-    CHECK_EQ_INT(l.extremes.span_ns, (2000 + 800 + 30) - (2000 + 300));
+    /* Six requests, 100 ns apart from 2000, each ending 30 ns after it starts: the first
+     * starts at 2000, the last (2500) ends at 2530. All three streams are busy from the third
+     * stream's first request (2200) until the first stream runs out, when it asks for a third
+     * request at 2600. The rank's first request started at 2000. */
+    CHECK_EQ_INT(l.extremes.first_start_ns, 2000);
+    CHECK_EQ_INT(l.extremes.last_end_ns, 2530);
+    CHECK_EQ_INT(l.extremes.full_start_ns, 2200);
+    CHECK_EQ_INT(l.extremes.full_end_ns, 2600);
+    CHECK_EQ_INT(l.extremes.rank_start_min_ns, 2000);
+    CHECK_EQ_INT(l.extremes.rank_start_max_ns, 2000);
+    CHECK(level_next(&l, 0, 5000, &req) == 0); /* a finished stream stays finished */
+    CHECK_EQ_INT(l.extremes.full_end_ns, 2600);
+    /* Timeline: 6 measured requests x 2 tokens, 6 successful ends. */
+    CHECK_EQ_INT(l.timeline.n_fine, 1);
+    CHECK_EQ_INT(l.timeline.tokens[0], 12);
+    CHECK_EQ_INT(l.timeline.ok[0], 6);
+
+    /* The common timeline: rows are relative to the origin, not to the level start. */
+    CHECK(level_begin(&l, &plan, -1000000000, 0) == 0);
+    CHECK(level_next(&l, 0, 1000, &req) == 1);
+    CHECK_EQ_INT(req.index, 1);
+    xfer_begin(&x, 1000);
+    level_done(&l, 0, &x, TS_TRANSPORT_CONNECT, "no", 10);
+    CHECK_EQ_INT(l.rows.count, 1);
+    /* 1 us on a clock whose zero is at -1 s */
+    CHECK(fabs(l.rows.items[0].start_s - 1.000001) < 1e-12);
+    CHECK_EQ_INT(l.rows.items[0].request, 1);
+    CHECK_EQ_INT(l.stats->c.err_by_class[TS_ERR_CONNECT], 1);
+    CHECK_EQ_INT(l.timeline.err[0], 1);
 
     /* Duration mode: no measured request starts once the duration has passed. */
     struct ts_level_plan dplan = {.concurrency = 1, .rank = 0, .local_streams = 1,
                                   .duration_ns = 1000, .prompt_count = 5};
-    CHECK(level_begin(&l, &dplan, 0) == 0);
+    CHECK(level_begin(&l, &dplan, 0, 0) == 0);
     CHECK(level_next(&l, 0, 0, &req) == 1);
     CHECK(level_next(&l, 0, 999, &req) == 1);
     CHECK(level_next(&l, 0, 1000, &req) == 0);
@@ -93,9 +119,9 @@ int main(void)
                                   .prompt_count = 5};
     level_share(1, 2, 3, &empty.first_stream, &empty.local_streams);
     CHECK_EQ_INT(empty.local_streams, 0);
-    CHECK(level_begin(&l, &empty, 0) == 0);
-    level_end(&l);
-    CHECK_EQ_INT(l.extremes.span_ns, 0);
+    CHECK(level_begin(&l, &empty, 0, 0) == 0);
+    CHECK(l.extremes.full_start_ns == INT64_MIN && l.extremes.full_end_ns == INT64_MAX);
+    CHECK(l.extremes.first_start_ns == INT64_MAX && l.extremes.rank_start_max_ns == INT64_MIN);
 
     xfer_free(&x);
     level_free(&l);

@@ -30,15 +30,35 @@ assert (r['request'] >= 1).all(), 'a warm-up request was recorded'
 assert len(r) >= 4 * 10 and len(r) <= 4 * 25, len(r)
 assert (r['error_class'] == 0).all()
 # Measured requests start after the warm-up and no later than the duration (from level start).
-assert r['start_s'].max() <= 1.0 + 1e-3, r['start_s'].max()
+level_start = f['level_4'].attrs['start_s']
+assert r['start_s'].max() - level_start <= 1.0 + 1e-3, r['start_s'].max() - level_start
 assert f.attrs['duration_s'] == 1.0 and f.attrs['warmup'] == 1"
 
-# The server dies mid-level: 4 streams of 100 tokens at 20 ms per step (2 s each); the mock
-# is killed after 0.7 s. Each cut stream is 'truncated'; the next level finds no server and
-# counts 'connect' failures; tokstorm still exits 0 and writes both levels.
-start_mock dying --ttft 10ms --step 20ms --max-batch 64
+# Timeouts on kept-alive connections: batch 1, so the second stream waits in the queue (it
+# has its headers, no token) while the first streams 500 tokens at 10 ms a step; --timeout
+# 1s ends both. Both are 'timeout', not 'connect', although their connections were reused
+# from the preconnect probes (libcurl reports no connect time for a reused connection).
+start_mock slow --ttft 10ms --step 10ms --max-batch 1
+OUT="$WORK/timeout.h5"
+start=$(date +%s%N)
+timeout 60 "${MPIRUN[@]}" -np 2 "$TOKSTORM" --url "$MOCK_URL" --levels 2 --max-tokens 500 \
+  --requests-per-stream 1 --timeout 1s --out "$OUT" >"$WORK/t.out" 2>"$WORK/t.err" \
+  && rc=0 || rc=$?
+elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+check "timeouts: exit 0" test "$rc" -eq 0
+check "timeouts: the level ends with the timeout ($elapsed_ms ms in all)" test "$elapsed_ms" -lt 8000
+check "timeouts: both classified timeout, with their status" $PY -c "
+import h5py; f = h5py.File('$OUT', 'r'); a = f['level_2'].attrs; r = f['level_2/requests'][:]
+assert a['err'] == 2 and a['err_timeout'] == 2 and a['output_tokens'] == 0, dict(a)
+assert (r['http_status'] == 200).all() and (r['end_s'] - r['start_s'] >= 0.99).all()"
+
+# The server dies mid-level: 4 streams of 100 tokens at 50 ms per step (5 s each); the mock
+# is killed after 2 s, well after tokstorm's start-up (about 0.5 s) and well before the
+# streams end. Each cut stream is 'truncated'; the next level finds no server and counts
+# 'connect' failures; tokstorm still exits 0 and writes both levels.
+start_mock dying --ttft 10ms --step 50ms --max-batch 64
 OUT="$WORK/dying.h5"
-(sleep 0.7 && kill -9 "$MOCK_PID") &
+(sleep 2 && kill -9 "$MOCK_PID") &
 killer=$!
 start=$(date +%s)
 timeout 60 "${MPIRUN[@]}" -np 2 "$TOKSTORM" --url "$MOCK_URL" --levels 4,2 --max-tokens 100 \

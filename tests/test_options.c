@@ -99,6 +99,7 @@ int main(void)
     REJECTS("--max-tokens: 'many' is not", "--url", "http://x", "--max-tokens", "many");
     REJECTS("--requests-per-stream: '0'", "--url", "http://x", "--requests-per-stream", "0");
     REJECTS("--timeout: '0' is not", "--url", "http://x", "--timeout", "0");
+    REJECTS("--timeout: '500us' is below 1ms", "--url", "http://x", "--timeout", "500us");
     REJECTS("--timeout: '5parsecs' is not", "--url", "http://x", "--timeout", "5parsecs");
     REJECTS("--duration and --requests-per-stream", "--url", "http://x", "--duration", "5",
             "--requests-per-stream", "3");

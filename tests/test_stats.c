@@ -36,7 +36,6 @@ int main(void)
     int64_t t1[3] = {50000000, 60000000, 80000000}; /* gaps 10 ms and 20 ms */
     stats_record(a, &ax, &r1, t1, 3);
     stats_record(a, &ax, &r2, NULL, 0);
-    ax.span_ns = 2000000000;
     /* Part b: one success (40 tokens in 1 s) and two failures. */
     struct ts_row r3 = ok_row(0.0, 0.2, 1.0, 40);
     stats_record(b, &bx, &r3, NULL, 0);
@@ -46,7 +45,12 @@ int main(void)
     stats_record(b, &bx, &bad, NULL, 0);
     bad.error_class = TS_ERR_TIMEOUT;
     stats_record(b, &bx, &bad, NULL, 0);
-    bx.span_ns = 2500000000;
+    bx.full_start_ns = 100;
+    bx.full_end_ns = 900000100; /* 0.9 s of full load */
+    ax.full_start_ns = 50;
+    ax.full_end_ns = 950000000;
+    ax.rank_start_min_ns = ax.rank_start_max_ns = 1000;
+    bx.rank_start_min_ns = bx.rank_start_max_ns = 151000;
 
     /* Merge through the packed form, as collect.c reduces extremes. */
     int64_t pa[TS_EXTREMES_PACKED], pb[TS_EXTREMES_PACKED];
@@ -68,16 +72,32 @@ int main(void)
     CHECK_EQ_INT(s.err_by_class[TS_ERR_TIMEOUT], 1);
     CHECK_EQ_INT(s.output_tokens, 150);
     CHECK_EQ_INT(s.prompt_tokens, 30);
-    CHECK(fabs(s.wall_s - 2.5) < 1e-12);
-    CHECK(fabs(s.agg_tok_s - 150 / 2.5) < 1e-9);
+    /* Wall: earliest start (0.0) to latest end (2.0) over both parts. */
+    CHECK(fabs(s.wall_s - 2.0) < 1e-12);
+    CHECK(fabs(s.agg_tok_s - 150 / 2.0) < 1e-9);
+    /* Steady window: latest full start (100 ns) to earliest full end (0.9 s + 100 ns). */
+    CHECK(fabs(s.steady_s - 0.9) < 1e-12);
+    stats_set_steady(&s, 450);
+    CHECK(fabs(s.steady_tok_s - 500) < 1e-9);
+    CHECK(fabs(s.start_skew_s - 150e-6) < 1e-15);
     CHECK(fabs(s.per_req_tok_s - (50.0 + 20.0 + 40.0) / 3) < 1e-4);
     /* TTFTs 50, 100, 200 ms: p50 is the 2nd smallest, p99 the largest (within 0.4%). */
-    CHECK(fabs(s.ttft_p50_ms - 100) < 0.4);
-    CHECK(fabs(s.ttft_p99_ms - 200) < 0.8);
-    CHECK(fabs(s.itl_p50_ms - 10) < 0.04);
-    CHECK(fabs(s.itl_p99_ms - 20) < 0.08);
-    /* TPOT of r1: (2.0 - 0.05) / 99 s. */
+    CHECK(fabs(s.ttft.p50 - 100) < 0.4);
+    CHECK(fabs(s.ttft.p99 - 200) < 0.8);
+    CHECK(s.ttft.min == 50 && s.ttft.max == 200);
+    CHECK(fabs(s.ttft.mean - 350.0 / 3) < 1e-9);
+    CHECK_EQ_INT(s.ttft.count, 3);
+    CHECK(fabs(s.itl.p50 - 10) < 0.04);
+    CHECK(fabs(s.itl.p99 - 20) < 0.08);
+    /* e2e of the successes: 2.0, 0.5 and 1.0 s. */
+    CHECK(fabs(s.e2e.p50 - 1000) < 4);
+    CHECK(s.e2e.max == 2000);
+    /* TPOT: r1 (2.0 - 0.05) / 99 s = 19.70 ms, r2 (1.5 - 1.1) / 9 = 44.44 ms, r3
+     * (1.0 - 0.2) / 39 = 20.51 ms: the median is r3's, the largest r2's. */
     CHECK(a->tpot.count == 3);
+    CHECK(fabs(s.tpot.p50 - 800.0 / 39) < 0.004 * 800.0 / 39);
+    CHECK(fabs(s.tpot.max - 400.0 / 9) < 1e-3);
+    CHECK(fabs(s.tpot.min - 1950.0 / 99) < 1e-3);
     CHECK_EQ_INT(ax.ttft.min_ns, 50000000);
     CHECK_EQ_INT(ax.ttft.max_ns, 200000000);
 

@@ -15,4 +15,8 @@ char *clock_utc_iso8601(char *buf, size_t len);
 /* Sleeps for ns nanoseconds (restarts after signals). */
 void clock_sleep_ns(int64_t ns);
 
+/* Returns at target_ns of CLOCK_MONOTONIC (at once if it has passed): sleeps until 5 ms
+ * before it, then spins, since a sleep alone can wake late by that much. */
+void clock_wait_until(int64_t target_ns);
+
 #endif

@@ -7,7 +7,18 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "tokstorm/clocksync.h"
 #include "tokstorm/stats.h"
+#include "tokstorm/timeline.h"
+
+/* Who a rank is: pointer-free, gathered to rank 0 and written to the results file. */
+struct ts_rank_info {
+    int32_t rank;
+    char host[64];    /* gethostname() */
+    char address[64]; /* local address used to reach the server */
+    int64_t clock_offset_ns;      /* this rank's clock - rank 0's */
+    int64_t clock_uncertainty_ns; /* bound on the offset's error */
+};
 
 struct ts_comm {
     MPI_Comm comm;
@@ -30,22 +41,50 @@ void collect_bcast_int64(const struct ts_comm *c, int64_t *v);
 
 void collect_barrier(const struct ts_comm *c);
 
-/* Sums the stats and merges the extremes of all ranks into rank 0's (in place there; other
- * ranks' copies are left as they were). */
+/* True on every rank when all ranks run on one node (share memory with each other). */
+int collect_single_node(const struct ts_comm *c);
+
+/* Sums the stats of all ranks into rank 0's (in place there; other ranks' copies are left as
+ * they were) and merges the extremes on every rank (all need the steady window). */
 void collect_level(const struct ts_comm *c, struct ts_level_stats *s,
                    struct ts_level_extremes *x);
+
+/* Estimates every rank's clock offset to rank 0 by MPI ping-pongs, keeping the fastest round
+ * trip (clocksync.h): at least 16 per rank, more (up to 1000, or 200 ms) until one takes
+ * under 20 us. *mine is this rank's (zero on rank 0). */
+void collect_clock_sync(const struct ts_comm *c, struct ts_clock_offset *mine);
+
+/* Sum of every rank's v, on rank 0 (0 elsewhere). */
+double collect_sum_double(const struct ts_comm *c, double v);
+
+/* Gathers one struct ts_rank_info per rank into all[0..size-1] on rank 0 (all may be NULL
+ * elsewhere). */
+void collect_rank_info(const struct ts_comm *c, const struct ts_rank_info *mine,
+                       struct ts_rank_info *all);
+
+/* Sums every rank's 100 ms series into *tokens, *ok, *err (malloc'd on rank 0, owned by the
+ * caller, *n bins: the longest over ranks); other ranks get NULL and 0. Returns 0 or -1. */
+int collect_timeseries(const struct ts_comm *c, const struct ts_timeline *t, uint64_t **tokens,
+                       uint64_t **ok, uint64_t **err, size_t *n);
 
 /* Called on rank 0 with consecutive pieces of the gathered rows. Returns 0, or non-zero to
  * record a failure (the gather still completes on every rank). */
 typedef int (*ts_rows_sink)(void *ctx, const struct ts_row *rows, size_t n);
 
-/* Gathers every rank's rows to rank 0 in bounded pieces (no int overflow however many rows:
- * each MPI_Gatherv moves at most TS_GATHER_PIECE_ROWS rows per rank) and hands them to sink.
+/* Gathers every rank's rows to rank 0 in bounded pieces and hands them to sink. Each round's
+ * MPI_Gatherv moves at most collect_piece_rows(size) rows per rank, so one round is at most
+ * TS_GATHER_ROUND_BYTES on rank 0 however many rows or ranks there are, and every count and
+ * displacement (in rows) fits in an int.
  * sink may be NULL (the rows are then received and dropped). Returns 0, or on rank 0 the
  * first non-zero return of sink. */
 int collect_rows(const struct ts_comm *c, const struct ts_rows *local, ts_rows_sink sink,
                  void *ctx);
 
-#define TS_GATHER_PIECE_ROWS 65536
+#define TS_GATHER_PIECE_ROWS  65536                /* most rows per rank per round */
+#define TS_GATHER_ROUND_BYTES (INT64_C(64) << 20)  /* most bytes per round on rank 0 */
+
+/* Rows per rank per round for nranks ranks: TS_GATHER_PIECE_ROWS, fewer when that many from
+ * every rank would exceed TS_GATHER_ROUND_BYTES (at least 1). */
+uint64_t collect_piece_rows(int nranks);
 
 #endif

@@ -2,7 +2,11 @@
  * write). The only user of hdf5.h. Layout (schema_version 1), documented in README.md:
  *   /                     run attributes (version, url, model, api, levels, ranks, ...)
  *   /level_<C>/           one group per finished level, with the summary as attributes
+ *   /ranks                one row per MPI rank: host, address, clock offset
  *   /level_<C>/requests   compound dataset, one struct ts_row per measured request
+ *   /level_<C>/timeseries tokens, completions and failures per 100 ms
+ *   /level_<C>/hist_<m>   the merged histogram of ttft, itl, tpot, e2e (non-empty buckets)
+ *   /level_<C>/clock      each rank's clock offset and its uncertainty for this level
  * Each level is flushed to disk before the next starts. */
 #ifndef TOKSTORM_H5OUT_H
 #define TOKSTORM_H5OUT_H
@@ -10,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tokstorm/collect.h"
+#include "tokstorm/hist.h"
 #include "tokstorm/stats.h"
 
 #define TS_H5_SCHEMA_VERSION 1
@@ -41,6 +47,10 @@ struct ts_run_info {
     int ignore_eos;
 };
 
+/* Checks, before any request is sent, that path can be created (or, with force, overwritten)
+ * without leaving anything behind. Returns 0, TS_H5_ERR_EXISTS or TS_H5_ERR_IO with msg. */
+int h5out_probe(const char *path, int force, char *msg, size_t msg_len);
+
 /* Creates path (truncating it only when force is set). Returns 0, TS_H5_ERR_EXISTS or
  * TS_H5_ERR_IO, with msg naming the path. */
 int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, size_t msg_len);
@@ -49,12 +59,30 @@ int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, 
 int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *info, char *msg,
                     size_t msg_len);
 
+/* Writes /ranks: one row per rank (n rows). */
+int h5out_write_ranks(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
+                      size_t msg_len);
+
 /* Opens group level_<C> with an empty, extendible requests dataset. */
 int h5out_level_begin(struct ts_h5out *h, int64_t concurrency, char *msg, size_t msg_len);
 
 /* Appends rows to the open level's requests dataset. */
 int h5out_level_rows(struct ts_h5out *h, const struct ts_row *rows, size_t n, char *msg,
                      size_t msg_len);
+
+/* Writes the open level's time series: n bins of bin_s seconds from the level start. */
+int h5out_level_timeseries(struct ts_h5out *h, double bin_s, const uint64_t *tokens,
+                           const uint64_t *ok, const uint64_t *err, size_t n, char *msg,
+                           size_t msg_len);
+
+/* Writes the open level's histogram of one metric as hist_<name>: the non-empty buckets'
+ * bounds and counts, with count, sum_ns, min_ns and max_ns attributes. */
+int h5out_level_hist(struct ts_h5out *h, const char *name, const struct ts_hist *hist,
+                     const struct ts_hist_extremes *x, char *msg, size_t msg_len);
+
+/* Writes the open level's clock dataset: each rank's offset and uncertainty (n rows). */
+int h5out_level_clock(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
+                      size_t msg_len);
 
 /* Writes the level's summary attributes, closes the group and flushes the file. */
 int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int complete, char *msg,

@@ -50,6 +50,18 @@ void http_free(struct ts_http *h);
 int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *driver, char *msg,
              size_t msg_len);
 
+/* Opens (or checks) one keep-alive connection per slot for slots 0..n_streams-1 by sending
+ * each a GET of probe_url (e.g. the server's /v1/models) at once and discarding the answers,
+ * so that a level does not begin with a burst of TCP handshakes. The connections stay in
+ * the loop's cache for the requests that follow. Returns the number of probes that got an
+ * HTTP answer, or TS_HTTP_ERR_LOOP with msg filled. */
+int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_url, char *msg,
+                        size_t msg_len);
+
+/* The local address this host uses to reach url's host (a UDP socket is connected to it and
+ * asked its name; nothing is sent), e.g. "10.0.0.5". Returns 0 or -1 (buf then "?"). */
+int http_local_address(const char *url, char *buf, size_t len);
+
 /* Process-wide libcurl set-up and tear-down. http_global_init returns 0 or -1. */
 int http_global_init(void);
 void http_global_cleanup(void);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "tokstorm/stats.h"
+#include "tokstorm/timeline.h"
 #include "tokstorm/xfer.h"
 
 struct ts_level_plan {
@@ -17,7 +18,8 @@ struct ts_level_plan {
     int64_t local_streams;       /* how many streams this rank runs (may be 0) */
     int64_t requests_per_stream; /* measured requests per stream; 0 = until duration_ns */
     int64_t duration_ns;         /* no measured request starts after start + this; 0 = off */
-    int64_t warmup;              /* unmeasured requests per stream, sent first */
+    int64_t warmup;              /* warm-up requests each stream sent before (in their own
+                                    phase): measured request indices start here */
     size_t prompt_count;         /* prompts to choose from */
 };
 
@@ -30,40 +32,54 @@ void level_share(int64_t concurrency, int rank, int nranks, int64_t *first_strea
 struct ts_level_request {
     int64_t index;        /* index in its stream, warm-up included */
     int64_t prompt_index; /* (global stream + index * C) mod prompt_count */
-    int measured;         /* 0 for warm-up */
 };
 
+/* The prompt that request `index` of local stream s takes: (global stream + index * C) mod
+ * prompt_count, so that ranks and streams do not send the same sequence. */
+int64_t level_prompt_index(const struct ts_level_plan *plan, int64_t s, int64_t index);
+
+/* Times: origin_ns is the local clock reading of the common timeline's zero (the run's start
+ * on rank 0's clock, converted to this rank's); rows and extremes are relative to it.
+ * start_ns is the local clock reading at which this level began. */
 struct ts_level {
     struct ts_level_plan plan;
-    int64_t start_ns;                 /* this rank's level clock start */
-    int64_t measure_start_ns;         /* when the measure phase began on this rank */
-    int64_t last_end_ns;              /* latest end of a measured request */
+    int64_t origin_ns;                /* local reading of common time zero */
+    int64_t start_ns;                 /* local reading of the level's start */
     int64_t *issued;                  /* per local stream: requests started */
     struct ts_level_request *current; /* per local stream: the request in flight */
     size_t streams_cap;
+    int64_t streams_measuring;        /* streams that have begun their measure phase */
+    int64_t streams_finished;         /* streams with no request left */
     struct ts_level_stats *stats;     /* heap: the histograms are ~150 KiB */
     struct ts_level_extremes extremes;
     struct ts_rows rows;              /* measured requests only */
-    uint64_t rows_lost;               /* rows dropped for lack of memory */
+    struct ts_timeline timeline;      /* tokens and ends of measured requests */
+    uint64_t rows_lost;               /* rows or timeline entries dropped for lack of memory */
 };
 
 /* Returns 0 or -1 (out of memory). */
 int level_init(struct ts_level *l);
 void level_free(struct ts_level *l);
 
-/* Resets l for a new level that starts at start_ns. Returns 0 or -1 (out of memory). */
-int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t start_ns);
+/* Resets l for a new level beginning at local clock start_ns, with the common timeline's
+ * zero at local clock origin_ns. Returns 0 or -1 (out of memory). */
+int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t origin_ns,
+                int64_t start_ns);
 
 /* Decides local stream s's next request at now_ns. Returns 1 and fills *out (also kept as
- * the stream's current request), or 0 when the stream has finished. */
+ * the stream's current request), or 0 when the stream has finished (call it again and it
+ * stays 0). */
 int level_next(struct ts_level *l, int64_t s, int64_t now_ns, struct ts_level_request *out);
 
-/* Local stream s's current request ended at now_ns: finishes x into a row and, for a
- * measured request, records it. */
+/* Local stream s's current request ended at now_ns: finishes x into a row and records it in
+ * the rows, stats and timeline. */
 void level_done(struct ts_level *l, int64_t s, struct ts_xfer *x, enum ts_transport how,
                 const char *detail, int64_t now_ns);
 
-/* Closes the level: sets extremes.span_ns (last measured end - measure start). */
-void level_end(struct ts_level *l);
+/* Converts a local clock reading to common-timeline ns. */
+static inline int64_t level_common_ns(const struct ts_level *l, int64_t local_ns)
+{
+    return local_ns - l->origin_ns;
+}
 
 #endif

@@ -34,6 +34,7 @@ struct ts_options {
     char *out_path;              /* HDF5 results file */
     int force;                   /* overwrite an existing out_path */
     int demo;                    /* start tokstorm-mock and sweep against it */
+    int no_preconnect;           /* do not open connections before each level starts */
     int verbose;                 /* 0 = warnings, 1 = info, 2 = debug */
     char *command_line;          /* argv joined with spaces, for the results file */
 };

@@ -9,8 +9,9 @@
 
 void report_header(FILE *f);
 
-/* The level's row; when it had errors, a second line with the count per class. */
-void report_level(FILE *f, const struct ts_level_summary *s);
+/* The level's row; when it had errors, a line with the count per class; when the ranks'
+ * first requests were spread by more than skew_limit_s, a line saying so. */
+void report_level(FILE *f, const struct ts_level_summary *s, double skew_limit_s);
 
 /* One closing line: the level with the highest aggregate throughput and where the results
  * went. */

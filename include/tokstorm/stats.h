@@ -81,12 +81,20 @@ struct ts_level_stats {
 _Static_assert(sizeof(struct ts_level_stats) % sizeof(uint64_t) == 0,
                "ts_level_stats is reduced as an array of uint64_t");
 
+/* Times here are nanoseconds on the common timeline (rank 0's clock, from the run's start).
+ * Each field is merged with min or max as its comment says; a rank with no stream in the
+ * level leaves the neutral value (INT64_MAX for a min, INT64_MIN for a max). */
 struct ts_level_extremes {
     struct ts_hist_extremes ttft, itl, tpot, e2e;
-    int64_t span_ns; /* last measured end - measure-phase start on this rank (max over ranks) */
+    int64_t first_start_ns;    /* min: earliest start of a measured request */
+    int64_t last_end_ns;       /* max: latest end of a measured request */
+    int64_t full_start_ns;     /* max: when every stream of the rank was in its measure phase */
+    int64_t full_end_ns;       /* min: when the first stream of the rank ran out of requests */
+    int64_t rank_start_min_ns; /* min: each rank's first request start (for the start skew) */
+    int64_t rank_start_max_ns; /* max: the same, its latest */
 };
 
-#define TS_EXTREMES_PACKED 9 /* int64_t values in the packed form */
+#define TS_EXTREMES_PACKED 14 /* int64_t values in the packed form */
 
 void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x);
 
@@ -105,22 +113,39 @@ void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
 void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTREMES_PACKED]);
 void stats_extremes_unpack(const int64_t in[TS_EXTREMES_PACKED], struct ts_level_extremes *x);
 
+/* One latency distribution, in milliseconds (all 0 when nothing was recorded). */
+struct ts_dist {
+    uint64_t count;
+    double p50, p90, p95, p99, p999, mean, min, max;
+};
+
 /* The figures of one level, as the table and the results file show them. */
 struct ts_level_summary {
     int64_t concurrency;
-    double wall_s;           /* largest measure-phase span over ranks */
+    double start_s;          /* the level's synchronised start on the common timeline */
+    double wall_s;           /* latest end - earliest start over all ranks, common timeline */
     uint64_t ok, err;
     uint64_t err_by_class[TS_ERR__COUNT];
     uint64_t output_tokens, prompt_tokens;
     double agg_tok_s;        /* output_tokens / wall_s */
     double per_req_tok_s;    /* mean over ok requests of output_tokens / (end - start) */
-    double ttft_p50_ms, ttft_p99_ms;
-    double itl_p50_ms, itl_p99_ms;
-    double tpot_p50_ms, tpot_p99_ms;
-    double e2e_p50_ms, e2e_p99_ms;
+    double steady_s;         /* length of the window in which all C streams were busy */
+    double steady_tokens;    /* tokens delivered in it (set by the caller: needs every rank) */
+    double steady_tok_s;     /* steady_tokens / steady_s; 0 when the window is empty */
+    double start_skew_s;     /* latest - earliest first request start over ranks */
+    struct ts_dist ttft, itl, tpot, e2e;
 };
 
+/* The steady window of merged extremes: [start, end) in common-timeline ns. Returns 0 when
+ * it is empty (some stream finished before the last one began measuring). */
+int stats_steady_window(const struct ts_level_extremes *x, int64_t *start_ns, int64_t *end_ns);
+
+/* Fills everything in *out but the steady-state token figures, which need a second pass over
+ * every rank's timeline (see stats_set_steady). */
 void stats_summarize(const struct ts_level_stats *s, const struct ts_level_extremes *x,
                      int64_t concurrency, struct ts_level_summary *out);
+
+/* Records the tokens delivered over all ranks in the steady window. */
+void stats_set_steady(struct ts_level_summary *out, double steady_tokens);
 
 #endif
