@@ -72,8 +72,7 @@ int collect_single_node(const struct ts_comm *c)
     return all;
 }
 
-void collect_level(const struct ts_comm *c, struct ts_level_stats *s,
-                   struct ts_level_extremes *x)
+void collect_level(const struct ts_comm *c, struct ts_level_stats *s, struct ts_level_extremes *x)
 {
     int n = (int)(sizeof *s / sizeof(uint64_t));
     if (c->rank == 0)
@@ -95,8 +94,8 @@ static void ping_rank(const struct ts_comm *c, int r, struct ts_clock_sample *sa
     const int64_t good_rtt_ns = 20000, budget_ns = 200000000;
     int64_t began = clock_now_ns(), best_rtt = INT64_MAX;
     int n = 0;
-    while (n < MAX_ROUNDS && (n < MIN_ROUNDS || (best_rtt > good_rtt_ns &&
-                                                 clock_now_ns() - began < budget_ns))) {
+    while (n < MAX_ROUNDS &&
+           (n < MIN_ROUNDS || (best_rtt > good_rtt_ns && clock_now_ns() - began < budget_ns))) {
         int64_t more = 1, remote;
         samples[n].t0_ns = clock_now_ns();
         MPI_Send(&more, 1, MPI_INT64_T, r, TAG, c->comm);
@@ -214,8 +213,7 @@ uint64_t collect_piece_rows(int nranks)
     return rows < TS_GATHER_PIECE_ROWS ? rows : TS_GATHER_PIECE_ROWS;
 }
 
-int collect_rows(const struct ts_comm *c, const struct ts_rows *local, ts_rows_sink sink,
-                 void *ctx)
+int collect_rows(const struct ts_comm *c, const struct ts_rows *local, ts_rows_sink sink, void *ctx)
 {
     /* Rows move as opaque fixed-size records: every rank runs the same binary on the same
      * architecture, as MPI jobs of one build do. */
@@ -253,8 +251,8 @@ int collect_rows(const struct ts_comm *c, const struct ts_rows *local, ts_rows_s
             displs[r] = total;
             total += recv_counts[r];
         }
-        const struct ts_row *send = local->items ? local->items + (from < mine ? from : mine)
-                                                 : NULL;
+        const struct ts_row *send =
+            local->items ? local->items + (from < mine ? from : mine) : NULL;
         MPI_Gatherv(send, recv_counts[c->rank], row_type, buf, recv_counts, displs, row_type, 0,
                     c->comm);
         if (c->rank == 0 && rc == 0 && total > 0 && sink != NULL)

@@ -90,9 +90,9 @@ int demo_start(struct ts_demo *d, char *msg, size_t msg_len)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
     /* --exit-after bounds the mock's life even if tokstorm dies without stopping it. */
-    char *argv[] = {mock,  "--host",      "127.0.0.1", "--port", "0",       "--ttft",
-                    "50ms", "--step",     "10ms",      "--max-batch", "64", "--exit-after",
-                    "3600", "--quiet",    NULL};
+    char *argv[] = {mock,     "--host",       "127.0.0.1", "--port",  "0",
+                    "--ttft", "50ms",         "--step",    "10ms",    "--max-batch",
+                    "64",     "--exit-after", "3600",      "--quiet", NULL};
     int rc = posix_spawn(&d->pid, mock, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(out[1]);

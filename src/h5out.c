@@ -312,8 +312,8 @@ int h5out_level_begin(struct ts_h5out *h, int64_t concurrency, char *msg, size_t
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, 1, chunk);
     H5Pset_deflate(dcpl, 4);
-    h->requests = H5Dcreate2(h->group, "requests", h->row_type, space, H5P_DEFAULT, dcpl,
-                             H5P_DEFAULT);
+    h->requests =
+        H5Dcreate2(h->group, "requests", h->row_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
     H5Sclose(space);
     h->rows = 0;
@@ -348,7 +348,7 @@ static int attr_dist(hid_t g, const char *m, const struct ts_dist *d)
     const struct {
         const char *suffix;
         double value;
-    } f[] = {{"p50", d->p50}, {"p90", d->p90},   {"p95", d->p95},   {"p99", d->p99},
+    } f[] = {{"p50", d->p50},   {"p90", d->p90},   {"p95", d->p95}, {"p99", d->p99},
              {"p999", d->p999}, {"mean", d->mean}, {"min", d->min}, {"max", d->max}};
     char name[64];
     int bad = 0;

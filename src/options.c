@@ -157,8 +157,8 @@ static int check_url(char **url, char *msg, size_t len)
     return 0;
 }
 
-static int parse_positive(const char *name, const char *text, int64_t max, int64_t *out,
-                          char *msg, size_t len)
+static int parse_positive(const char *name, const char *text, int64_t max, int64_t *out, char *msg,
+                          size_t len)
 {
     int64_t v;
     if (units_parse_count(text, &v) != 0 || v <= 0 || v > max) {
@@ -174,8 +174,7 @@ static int parse_time(const char *name, const char *text, int64_t *out, char *ms
 {
     int64_t v;
     if (units_parse_duration_ns(text, TS_NS_PER_S, &v) != 0 || v <= 0) {
-        snprintf(msg, len, "%s: '%s' is not a positive duration (e.g. 30s, 500ms, 2m)", name,
-                 text);
+        snprintf(msg, len, "%s: '%s' is not a positive duration (e.g. 30s, 500ms, 2m)", name, text);
         return -1;
     }
     /* libcurl counts in milliseconds, and reads 0 as "no limit". */
@@ -268,8 +267,8 @@ static int apply_option(struct ts_options *o, int c, const char *arg, int *seen_
         return 0;
     case OPT_REQUESTS:
         *seen_requests = 1;
-        return parse_positive("--requests-per-stream", arg, INT32_MAX, &o->requests_per_stream,
-                              msg, len);
+        return parse_positive("--requests-per-stream", arg, INT32_MAX, &o->requests_per_stream, msg,
+                              len);
     case OPT_DURATION:
         return parse_time("--duration", arg, &o->duration_ns, msg, len);
     case OPT_WARMUP:
@@ -350,8 +349,8 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
                 snprintf(msg, len, "%s: unknown option (see --help)", name);
             return TS_OPT_ERR;
         }
-        int rc = apply_option(o, c, optarg, &seen_requests, &seen_levels, &seen_max_tokens, msg,
-                              len);
+        int rc =
+            apply_option(o, c, optarg, &seen_requests, &seen_levels, &seen_max_tokens, msg, len);
         if (rc != 0) {
             if (rc == TS_OPT_ERR && msg[0] == '\0')
                 snprintf(msg, len, "out of memory");

@@ -4,9 +4,9 @@
 
 void report_header(FILE *f)
 {
-    fprintf(f, "%6s | %10s | %12s | %13s | %8s | %7s | %5s | %3s | %15s | %14s\n", "C",
-            "Agg tok/s", "Steady tok/s", "Per-req tok/s", "Tokens", "Wall(s)", "Ok", "Err",
-            "TTFT p50/p99 ms", "ITL p50/p99 ms");
+    fprintf(f, "%6s | %10s | %12s | %13s | %8s | %7s | %5s | %3s | %15s | %14s\n", "C", "Agg tok/s",
+            "Steady tok/s", "Per-req tok/s", "Tokens", "Wall(s)", "Ok", "Err", "TTFT p50/p99 ms",
+            "ITL p50/p99 ms");
     fprintf(f, "-------+------------+--------------+---------------+----------+---------+-------+"
                "-----+-----------------+---------------\n");
     fflush(f);
@@ -41,8 +41,7 @@ void report_level(FILE *f, const struct ts_level_summary *s, double skew_limit_s
     fflush(f);
 }
 
-void report_summary(FILE *f, const struct ts_level_summary *levels, size_t n,
-                    const char *out_path)
+void report_summary(FILE *f, const struct ts_level_summary *levels, size_t n, const char *out_path)
 {
     size_t best = 0;
     uint64_t ok = 0, err = 0;

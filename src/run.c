@@ -25,10 +25,10 @@
 #include "tokstorm/report.h"
 #include "tokstorm/units.h"
 
-#define MSG_LEN 512
-#define RESYNC_AFTER_NS (60 * TS_NS_PER_S)    /* realign clocks before a level after this */
-#define START_LEAD_NS (50 * TS_NS_PER_MS)     /* a level starts this long after rank 0 says so */
-#define SKEW_ONE_HOST_S 200e-6                /* start skew worth a warning, ranks on one host */
+#define MSG_LEN           512
+#define RESYNC_AFTER_NS   (60 * TS_NS_PER_S)  /* realign clocks before a level after this */
+#define START_LEAD_NS     (50 * TS_NS_PER_MS) /* a level starts this long after rank 0 says so */
+#define SKEW_ONE_HOST_S   200e-6              /* start skew worth a warning, ranks on one host */
 #define SKEW_MANY_HOSTS_S 1e-3                /* ... and across hosts */
 
 /* What every rank holds for the sweep. */
@@ -36,26 +36,26 @@ struct run_ctx {
     struct ts_comm comm;
     struct ts_options opt;
     struct ts_prompts prompts;
-    char *prompts_path;   /* resolved */
-    char *url;            /* server base URL (the demo mock's under --demo) */
-    char *endpoint;       /* url + the API path */
-    char **bodies;        /* one request body per prompt */
+    char *prompts_path; /* resolved */
+    char *url;          /* server base URL (the demo mock's under --demo) */
+    char *endpoint;     /* url + the API path */
+    char **bodies;      /* one request body per prompt */
     size_t *body_lens;
-    struct ts_demo demo;  /* rank 0 under --demo */
-    struct ts_h5out *h5;  /* rank 0 only */
+    struct ts_demo demo; /* rank 0 under --demo */
+    struct ts_h5out *h5; /* rank 0 only */
     struct ts_http *http;
     struct ts_level level;
     struct ts_level_summary *summaries; /* rank 0: one per finished level */
     size_t n_summaries;
     char start_utc[32];
-    char *probe_url;                 /* GET for preconnecting: the server's /v1/models */
-    struct ts_clock_offset clock;    /* this rank's clock - rank 0's */
-    int64_t run_start0_ns;           /* the common timeline's zero, on rank 0's clock */
-    int64_t origin_ns;               /* the same instant on this rank's clock */
-    int64_t synced_at_ns;            /* rank 0's clock at the last alignment */
-    struct ts_rank_info me;          /* this rank's host, address and offset */
-    struct ts_rank_info *ranks;      /* rank 0: everyone's */
-    double skew_limit_s;             /* rank 0: when the start skew deserves a line */
+    char *probe_url;              /* GET for preconnecting: the server's /v1/models */
+    struct ts_clock_offset clock; /* this rank's clock - rank 0's */
+    int64_t run_start0_ns;        /* the common timeline's zero, on rank 0's clock */
+    int64_t origin_ns;            /* the same instant on this rank's clock */
+    int64_t synced_at_ns;         /* rank 0's clock at the last alignment */
+    struct ts_rank_info me;       /* this rank's host, address and offset */
+    struct ts_rank_info *ranks;   /* rank 0: everyone's */
+    double skew_limit_s;          /* rank 0: when the start skew deserves a line */
 };
 
 /* The bundled prompts: beside the build tree's parent (build/../prompts), else where the
@@ -180,8 +180,8 @@ static int preflight(struct run_ctx *r, char *msg)
         .url = r->endpoint,
         .api = r->opt.api,
         .timeout_ns = r->opt.timeout_ns < cap_ns ? r->opt.timeout_ns : cap_ns,
-        .connect_timeout_ns = r->opt.connect_timeout_ns < cap_ns / 2 ? r->opt.connect_timeout_ns
-                                                                   : cap_ns / 2,
+        .connect_timeout_ns =
+            r->opt.connect_timeout_ns < cap_ns / 2 ? r->opt.connect_timeout_ns : cap_ns / 2,
         .max_event_bytes = r->opt.max_event_bytes,
         .max_streams = 1,
         .debug = r->opt.verbose >= 2,
@@ -310,8 +310,8 @@ static int write_level_extras(struct run_ctx *r, const uint64_t *tokens, const u
 {
     const struct ts_level_stats *st = r->level.stats;
     const struct ts_level_extremes *x = &r->level.extremes;
-    if (h5out_level_timeseries(r->h5, (double)TS_TIMELINE_SERIES_NS / 1e9, tokens, ok, err,
-                               n_bins, msg, len) != 0 ||
+    if (h5out_level_timeseries(r->h5, (double)TS_TIMELINE_SERIES_NS / 1e9, tokens, ok, err, n_bins,
+                               msg, len) != 0 ||
         h5out_level_hist(r->h5, "ttft", &st->ttft, &x->ttft, msg, len) != 0 ||
         h5out_level_hist(r->h5, "itl", &st->itl, &x->itl, msg, len) != 0 ||
         h5out_level_hist(r->h5, "tpot", &st->tpot, &x->tpot, msg, len) != 0 ||
@@ -342,14 +342,13 @@ static int run_level(struct run_ctx *r, int64_t concurrency)
     if (plan.warmup > 0 && plan.local_streams > 0)
         status = run_warmup(r, &plan, msg, sizeof msg);
     if (status == 0 && !r->opt.no_preconnect && plan.local_streams > 0) {
-        int64_t answered = http_preconnect(r->http, plan.local_streams, r->probe_url, msg,
-                                           sizeof msg);
+        int64_t answered =
+            http_preconnect(r->http, plan.local_streams, r->probe_url, msg, sizeof msg);
         if (answered < 0)
             status = TS_EXIT_RUNTIME;
         else if (answered < plan.local_streams)
-            log_info("level %lld: %lld of %lld preconnect probes answered",
-                     (long long)concurrency, (long long)answered,
-                     (long long)plan.local_streams);
+            log_info("level %lld: %lld of %lld preconnect probes answered", (long long)concurrency,
+                     (long long)answered, (long long)plan.local_streams);
     }
 
     collect_barrier(&r->comm);
@@ -363,8 +362,8 @@ static int run_level(struct run_ctx *r, int64_t concurrency)
             status = TS_EXIT_RUNTIME;
     }
     if (r->level.rows_lost)
-        log_warn("level %lld: %llu request records lost (out of memory)",
-                 (long long)concurrency, (unsigned long long)r->level.rows_lost);
+        log_warn("level %lld: %llu request records lost (out of memory)", (long long)concurrency,
+                 (unsigned long long)r->level.rows_lost);
 
     /* Every rank takes part in every collective below whatever happened above, so nobody
      * waits alone; the verdict is agreed on at the end. */
@@ -373,8 +372,8 @@ static int run_level(struct run_ctx *r, int64_t concurrency)
     double steady_tokens = 0;
     if (stats_steady_window(&r->level.extremes, &from, &to)) {
         int64_t level_zero = level_common_ns(&r->level, start_ns);
-        steady_tokens = timeline_tokens_between(&r->level.timeline, from - level_zero,
-                                                to - level_zero);
+        steady_tokens =
+            timeline_tokens_between(&r->level.timeline, from - level_zero, to - level_zero);
     }
     steady_tokens = collect_sum_double(&r->comm, steady_tokens);
     uint64_t *tokens = NULL, *ok = NULL, *err = NULL;
@@ -419,7 +418,6 @@ static int run_level(struct run_ctx *r, int64_t concurrency)
 
 /* ---- set-up and the sweep ---- */
 
-
 static int setup(struct run_ctx *r, int argc, char **argv)
 {
     char msg[MSG_LEN] = "";
@@ -437,8 +435,9 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     }
     if (collect_agree(&r->comm, rc == 0 ? 0 : TS_EXIT_USAGE, msg) != 0)
         return TS_EXIT_USAGE;
-    log_setup(rank, r->opt.verbose >= 2 ? TS_LOG_DEBUG : r->opt.verbose ? TS_LOG_INFO
-                                                                          : TS_LOG_WARN);
+    log_setup(rank, r->opt.verbose >= 2 ? TS_LOG_DEBUG
+                    : r->opt.verbose    ? TS_LOG_INFO
+                                        : TS_LOG_WARN);
 
     msg[0] = '\0';
     rc = load_prompts(r, msg);
@@ -463,8 +462,9 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
     if (r->opt.demo && !collect_single_node(&r->comm)) {
-        snprintf(msg, sizeof msg, "--demo: the mock listens on rank 0's loopback; run every "
-                                  "rank on one host (or start tokstorm-mock and give --url)");
+        snprintf(msg, sizeof msg,
+                 "--demo: the mock listens on rank 0's loopback; run every "
+                 "rank on one host (or start tokstorm-mock and give --url)");
         return collect_agree(&r->comm, TS_EXIT_USAGE, rank == 0 ? msg : "");
     }
 

@@ -33,8 +33,8 @@ int main(void)
     /* C = 8 over 3 ranks: rank 1 runs global streams 3..5. Two measured requests each, after
      * one warm-up request each (sent in its own phase, so this level begins at index 1), 5
      * prompts. */
-    struct ts_level_plan plan = {.concurrency = 8, .rank = 1, .requests_per_stream = 2,
-                                 .warmup = 1, .prompt_count = 5};
+    struct ts_level_plan plan = {
+        .concurrency = 8, .rank = 1, .requests_per_stream = 2, .warmup = 1, .prompt_count = 5};
     level_share(8, 1, 3, &plan.first_stream, &plan.local_streams);
     CHECK_EQ_INT(plan.first_stream, 3);
     CHECK_EQ_INT(plan.local_streams, 3);
@@ -106,8 +106,8 @@ int main(void)
     CHECK_EQ_INT(l.timeline.err[0], 1);
 
     /* Duration mode: no measured request starts once the duration has passed. */
-    struct ts_level_plan dplan = {.concurrency = 1, .rank = 0, .local_streams = 1,
-                                  .duration_ns = 1000, .prompt_count = 5};
+    struct ts_level_plan dplan = {
+        .concurrency = 1, .rank = 0, .local_streams = 1, .duration_ns = 1000, .prompt_count = 5};
     CHECK(level_begin(&l, &dplan, 0, 0) == 0);
     CHECK(level_next(&l, 0, 0, &req) == 1);
     CHECK(level_next(&l, 0, 999, &req) == 1);
@@ -115,8 +115,8 @@ int main(void)
     CHECK_EQ_INT(l.rows.count, 0); /* begin cleared the previous level */
 
     /* A rank with no stream in this level. */
-    struct ts_level_plan empty = {.concurrency = 1, .rank = 2, .requests_per_stream = 1,
-                                  .prompt_count = 5};
+    struct ts_level_plan empty = {
+        .concurrency = 1, .rank = 2, .requests_per_stream = 1, .prompt_count = 5};
     level_share(1, 2, 3, &empty.first_stream, &empty.local_streams);
     CHECK_EQ_INT(empty.local_streams, 0);
     CHECK(level_begin(&l, &empty, 0, 0) == 0);

@@ -6,8 +6,12 @@
 
 #include "check.h"
 
-#define ARGV(...) (char *[]){"tokstorm", __VA_ARGS__, NULL}
-#define ARGC(...) ((int)(sizeof((char *[]){"tokstorm", __VA_ARGS__}) / sizeof(char *)))
+#define ARGV(...)                                                                                  \
+    (char *[])                                                                                     \
+    {                                                                                              \
+        "tokstorm", __VA_ARGS__, NULL                                                              \
+    }
+#define ARGC(...)          ((int)(sizeof((char *[]){"tokstorm", __VA_ARGS__}) / sizeof(char *)))
 #define PARSE(o, msg, ...) options_parse(o, ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), msg, sizeof msg)
 
 /* Parses and checks that it fails with a message containing want. */
@@ -44,10 +48,9 @@ int main(void)
     options_free(&o);
 
     CHECK_EQ_INT(PARSE(&o, msg, "--url", "https://gpu01:30000/v1", "--model", "qwen", "--api",
-                       "completions", "--levels", "1,4,2k", "--max-tokens", "1k",
-                       "--temperature", "0.7", "--ignore-eos", "--duration", "90s",
-                       "--warmup", "1", "--timeout", "2m", "-o", "x.h5", "--force",
-                       "--prompts", "p.jsonl", "-v", "-v"),
+                       "completions", "--levels", "1,4,2k", "--max-tokens", "1k", "--temperature",
+                       "0.7", "--ignore-eos", "--duration", "90s", "--warmup", "1", "--timeout",
+                       "2m", "-o", "x.h5", "--force", "--prompts", "p.jsonl", "-v", "-v"),
                  0);
     CHECK_EQ_STR(o.url, "https://gpu01:30000");
     CHECK_EQ_INT(o.api, TS_API_COMPLETIONS);

@@ -64,7 +64,8 @@ int main(void)
     prompts_free(&p);
 
     /* Each kind of bad file: the message names the file, and the line where there is one. */
-    CHECK(load_error("{\"prompt\": \"ok\"}\n{not json}\n", TS_PROMPTS_ERR_FORMAT, ":2: not valid JSON"));
+    CHECK(load_error("{\"prompt\": \"ok\"}\n{not json}\n", TS_PROMPTS_ERR_FORMAT,
+                     ":2: not valid JSON"));
     CHECK(load_error("[1,2]\n", TS_PROMPTS_ERR_FORMAT, ":1: not a JSON object"));
     CHECK(load_error("{\"text\": \"x\"}\n", TS_PROMPTS_ERR_FORMAT, ":1: needs a \"prompt\""));
     CHECK(load_error("{\"prompt\": 5}\n", TS_PROMPTS_ERR_FORMAT, ":1: \"prompt\" must be"));

@@ -22,8 +22,8 @@ int main(void)
     CHECK_EQ_INT(dur("1h", TS_NS_PER_S), 3600000000000LL);
     CHECK_EQ_INT(dur("7ns", TS_NS_PER_S), 7);
     CHECK_EQ_INT(dur("0", TS_NS_PER_S), 0);
-    const char *bad[] = {"", "-1", "+1", " 1", "1x", "s", "1.2.3", "0x10", "inf", "nan", "1 s",
-                         "1e3", "99999999999h"};
+    const char *bad[] = {"",     "-1",  "+1",  " 1",  "1x",  "s",           "1.2.3",
+                         "0x10", "inf", "nan", "1 s", "1e3", "99999999999h"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         int64_t v = 42;
         CHECK(units_parse_duration_ns(bad[i], TS_NS_PER_S, &v) == -1);

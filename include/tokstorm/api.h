@@ -54,7 +54,6 @@ struct ts_api_chunk {
 /* Interprets one event's data (without the "data:" prefix) for the given dialect and fills
  * *out (zeroed first). Returns 0, TS_API_ERR_MALFORMED (not "[DONE]" and not a JSON object:
  * out->error is set with a message) or TS_API_ERR_NOMEM. */
-int api_parse_event(enum ts_api_kind kind, const char *data, size_t len,
-                    struct ts_api_chunk *out);
+int api_parse_event(enum ts_api_kind kind, const char *data, size_t len, struct ts_api_chunk *out);
 
 #endif

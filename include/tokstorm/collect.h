@@ -14,8 +14,8 @@
 /* Who a rank is: pointer-free, gathered to rank 0 and written to the results file. */
 struct ts_rank_info {
     int32_t rank;
-    char host[64];    /* gethostname() */
-    char address[64]; /* local address used to reach the server */
+    char host[64];                /* gethostname() */
+    char address[64];             /* local address used to reach the server */
     int64_t clock_offset_ns;      /* this rank's clock - rank 0's */
     int64_t clock_uncertainty_ns; /* bound on the offset's error */
 };
@@ -46,8 +46,7 @@ int collect_single_node(const struct ts_comm *c);
 
 /* Sums the stats of all ranks into rank 0's (in place there; other ranks' copies are left as
  * they were) and merges the extremes on every rank (all need the steady window). */
-void collect_level(const struct ts_comm *c, struct ts_level_stats *s,
-                   struct ts_level_extremes *x);
+void collect_level(const struct ts_comm *c, struct ts_level_stats *s, struct ts_level_extremes *x);
 
 /* Estimates every rank's clock offset to rank 0 by MPI ping-pongs, keeping the fastest round
  * trip (clocksync.h): at least 16 per rank, more (up to 1000, or 200 ms) until one takes
@@ -80,8 +79,8 @@ typedef int (*ts_rows_sink)(void *ctx, const struct ts_row *rows, size_t n);
 int collect_rows(const struct ts_comm *c, const struct ts_rows *local, ts_rows_sink sink,
                  void *ctx);
 
-#define TS_GATHER_PIECE_ROWS  65536                /* most rows per rank per round */
-#define TS_GATHER_ROUND_BYTES (INT64_C(64) << 20)  /* most bytes per round on rank 0 */
+#define TS_GATHER_PIECE_ROWS  65536               /* most rows per rank per round */
+#define TS_GATHER_ROUND_BYTES (INT64_C(64) << 20) /* most bytes per round on rank 0 */
 
 /* Rows per rank per round for nranks ranks: TS_GATHER_PIECE_ROWS, fewer when that many from
  * every rank would exceed TS_GATHER_ROUND_BYTES (at least 1). */

@@ -56,8 +56,7 @@ int h5out_probe(const char *path, int force, char *msg, size_t msg_len);
 int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, size_t msg_len);
 
 /* Writes the root attributes and flushes. Returns 0 or TS_H5_ERR_IO. */
-int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *info, char *msg,
-                    size_t msg_len);
+int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *info, char *msg, size_t msg_len);
 
 /* Writes /ranks: one row per rank (n rows). */
 int h5out_write_ranks(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,

@@ -32,8 +32,8 @@ struct ts_http_driver {
     int (*next)(void *ctx, int64_t s, int64_t now_ns, const char **body, size_t *body_len);
     /* Stream s's request ended; x holds what was seen, how says how the transport ended it,
      * detail is curl's message for a failure (NULL otherwise). */
-    void (*done)(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how,
-                 const char *detail, int64_t now_ns);
+    void (*done)(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how, const char *detail,
+                 int64_t now_ns);
 };
 
 #define TS_HTTP_ERR_INIT (-1) /* curl, epoll or memory could not be set up */

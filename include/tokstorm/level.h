@@ -48,13 +48,13 @@ struct ts_level {
     int64_t *issued;                  /* per local stream: requests started */
     struct ts_level_request *current; /* per local stream: the request in flight */
     size_t streams_cap;
-    int64_t streams_measuring;        /* streams that have begun their measure phase */
-    int64_t streams_finished;         /* streams with no request left */
-    struct ts_level_stats *stats;     /* heap: the histograms are ~150 KiB */
+    int64_t streams_measuring;    /* streams that have begun their measure phase */
+    int64_t streams_finished;     /* streams with no request left */
+    struct ts_level_stats *stats; /* heap: the histograms are ~150 KiB */
     struct ts_level_extremes extremes;
-    struct ts_rows rows;              /* measured requests only */
-    struct ts_timeline timeline;      /* tokens and ends of measured requests */
-    uint64_t rows_lost;               /* rows or timeline entries dropped for lack of memory */
+    struct ts_rows rows;         /* measured requests only */
+    struct ts_timeline timeline; /* tokens and ends of measured requests */
+    uint64_t rows_lost;          /* rows or timeline entries dropped for lack of memory */
 };
 
 /* Returns 0 or -1 (out of memory). */

@@ -11,15 +11,15 @@
 
 #include "tokstorm/api.h"
 
-#define TS_OPT_ERR  (-1) /* invalid command line: msg names the option */
-#define TS_OPT_HELP 1    /* --help was given */
-#define TS_OPT_VERSION 2 /* --version was given */
+#define TS_OPT_ERR     (-1) /* invalid command line: msg names the option */
+#define TS_OPT_HELP    1    /* --help was given */
+#define TS_OPT_VERSION 2    /* --version was given */
 
 struct ts_options {
-    char *url;                   /* server base URL without trailing '/' ("http://h:8000") */
-    char *model;                 /* "model" in each request */
-    enum ts_api_kind api;        /* dialect and endpoint */
-    int64_t *levels;             /* global concurrencies, in the order given */
+    char *url;            /* server base URL without trailing '/' ("http://h:8000") */
+    char *model;          /* "model" in each request */
+    enum ts_api_kind api; /* dialect and endpoint */
+    int64_t *levels;      /* global concurrencies, in the order given */
     size_t n_levels;
     int64_t max_tokens;          /* max_tokens per request */
     double temperature;          /* sampling temperature */

@@ -15,7 +15,6 @@ void report_level(FILE *f, const struct ts_level_summary *s, double skew_limit_s
 
 /* One closing line: the level with the highest aggregate throughput and where the results
  * went. */
-void report_summary(FILE *f, const struct ts_level_summary *levels, size_t n,
-                    const char *out_path);
+void report_summary(FILE *f, const struct ts_level_summary *levels, size_t n, const char *out_path);
 
 #endif

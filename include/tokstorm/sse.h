@@ -18,8 +18,8 @@
 #define TS_SSE_ERR_NOMEM    (-2) /* allocation failed */
 
 struct ts_sse_event {
-    const char *type;   /* "message" unless an event: line named it; NUL-terminated */
-    const char *data;   /* joined data lines, NUL-terminated; valid only during the callback */
+    const char *type; /* "message" unless an event: line named it; NUL-terminated */
+    const char *data; /* joined data lines, NUL-terminated; valid only during the callback */
     size_t data_len;
 };
 
@@ -27,9 +27,9 @@ struct ts_sse_event {
 typedef int (*ts_sse_event_fn)(void *user, const struct ts_sse_event *ev);
 
 struct ts_sse_parser {
-    char *line;             /* the current, incomplete line */
+    char *line; /* the current, incomplete line */
     size_t line_len, line_cap;
-    char *data;             /* data of the event being built */
+    char *data; /* data of the event being built */
     size_t data_len, data_cap;
     char type[64];          /* event type of the event being built ("" = message) */
     int have_data;          /* a data line was seen since the last dispatch */

@@ -14,13 +14,13 @@
 
 /* Why a request failed. Order is the file format's: append, never renumber. */
 enum ts_err_class {
-    TS_ERR_NONE = 0,      /* success */
-    TS_ERR_HTTP_4XX = 1,  /* the server answered 4xx */
-    TS_ERR_HTTP_5XX = 2,  /* the server answered 5xx */
-    TS_ERR_CONNECT = 3,   /* no connection, or it failed before any response byte */
-    TS_ERR_TIMEOUT = 4,   /* --timeout expired */
-    TS_ERR_TRUNCATED = 5, /* the stream ended without [DONE] or a finish_reason */
-    TS_ERR_STREAM = 6,    /* an error object (or unreadable event) inside the stream */
+    TS_ERR_NONE = 0,       /* success */
+    TS_ERR_HTTP_4XX = 1,   /* the server answered 4xx */
+    TS_ERR_HTTP_5XX = 2,   /* the server answered 5xx */
+    TS_ERR_CONNECT = 3,    /* no connection, or it failed before any response byte */
+    TS_ERR_TIMEOUT = 4,    /* --timeout expired */
+    TS_ERR_TRUNCATED = 5,  /* the stream ended without [DONE] or a finish_reason */
+    TS_ERR_STREAM = 6,     /* an error object (or unreadable event) inside the stream */
     TS_ERR_HTTP_OTHER = 7, /* any other non-2xx status (1xx, 3xx) */
     TS_ERR__COUNT
 };
@@ -32,19 +32,19 @@ const char *stats_err_class_name(int err_class);
  * the HDF5 compound type. Times are seconds since this rank's level start (a double holds
  * nanosecond resolution for a hundred days); -1 when the moment never came. */
 struct ts_row {
-    double start_s;         /* just before the request was handed to curl */
-    double first_byte_s;    /* first response byte (status line) */
-    double first_token_s;   /* first event with non-empty content or reasoning */
-    double end_s;           /* transfer done, failed or cancelled */
-    int64_t request;        /* index of the request in its stream, warm-up included */
-    int64_t output_tokens;  /* usage.completion_tokens, else content events; 0 on error */
-    int64_t prompt_tokens;  /* usage.prompt_tokens, else 0 */
-    int64_t content_events; /* events that carried content or reasoning */
-    int32_t rank;           /* MPI rank that sent it */
-    int32_t stream;         /* global stream index, 0 .. C-1 */
-    int32_t prompt_index;   /* line of the prompt in the prompts file, 0-based */
-    int32_t http_status;    /* 0 when no response came */
-    int32_t error_class;    /* enum ts_err_class */
+    double start_s;            /* just before the request was handed to curl */
+    double first_byte_s;       /* first response byte (status line) */
+    double first_token_s;      /* first event with non-empty content or reasoning */
+    double end_s;              /* transfer done, failed or cancelled */
+    int64_t request;           /* index of the request in its stream, warm-up included */
+    int64_t output_tokens;     /* usage.completion_tokens, else content events; 0 on error */
+    int64_t prompt_tokens;     /* usage.prompt_tokens, else 0 */
+    int64_t content_events;    /* events that carried content or reasoning */
+    int32_t rank;              /* MPI rank that sent it */
+    int32_t stream;            /* global stream index, 0 .. C-1 */
+    int32_t prompt_index;      /* line of the prompt in the prompts file, 0-based */
+    int32_t http_status;       /* 0 when no response came */
+    int32_t error_class;       /* enum ts_err_class */
     int32_t tokens_from_usage; /* 1 when output_tokens came from the server's usage */
 };
 
@@ -122,17 +122,17 @@ struct ts_dist {
 /* The figures of one level, as the table and the results file show them. */
 struct ts_level_summary {
     int64_t concurrency;
-    double start_s;          /* the level's synchronised start on the common timeline */
-    double wall_s;           /* latest end - earliest start over all ranks, common timeline */
+    double start_s; /* the level's synchronised start on the common timeline */
+    double wall_s;  /* latest end - earliest start over all ranks, common timeline */
     uint64_t ok, err;
     uint64_t err_by_class[TS_ERR__COUNT];
     uint64_t output_tokens, prompt_tokens;
-    double agg_tok_s;        /* output_tokens / wall_s */
-    double per_req_tok_s;    /* mean over ok requests of output_tokens / (end - start) */
-    double steady_s;         /* length of the window in which all C streams were busy */
-    double steady_tokens;    /* tokens delivered in it (set by the caller: needs every rank) */
-    double steady_tok_s;     /* steady_tokens / steady_s; 0 when the window is empty */
-    double start_skew_s;     /* latest - earliest first request start over ranks */
+    double agg_tok_s;     /* output_tokens / wall_s */
+    double per_req_tok_s; /* mean over ok requests of output_tokens / (end - start) */
+    double steady_s;      /* length of the window in which all C streams were busy */
+    double steady_tokens; /* tokens delivered in it (set by the caller: needs every rank) */
+    double steady_tok_s;  /* steady_tokens / steady_s; 0 when the window is empty */
+    double start_skew_s;  /* latest - earliest first request start over ranks */
     struct ts_dist ttft, itl, tpot, e2e;
 };
 
