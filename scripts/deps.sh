@@ -9,7 +9,7 @@ packages=(
   libcurl4-openssl-dev libcjson-dev
   libhdf5-dev hdf5-tools
   python3 python3-h5py python3-numpy
-  curl procps
+  curl procps iproute2
 )
 
 missing=()

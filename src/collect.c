@@ -57,7 +57,17 @@ void collect_bcast_int64(const struct ts_comm *c, int64_t *v)
 
 void collect_barrier(const struct ts_comm *c)
 {
-    MPI_Barrier(c->comm);
+    /* MPI_Barrier would poll flat out, taking a core from ranks still at work on the same
+     * host (a rank that has finished its streams waits here for the others); a non-blocking
+     * barrier tested every 200 us leaves it to them. */
+    MPI_Request req;
+    MPI_Ibarrier(c->comm, &req);
+    for (int done = 0;;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done)
+            break;
+        clock_sleep_ns(200000);
+    }
 }
 
 int collect_single_node(const struct ts_comm *c)

@@ -39,6 +39,8 @@ int collect_bcast_string(const struct ts_comm *c, char **s);
 /* Rank 0's int64 to every rank. */
 void collect_bcast_int64(const struct ts_comm *c, int64_t *v);
 
+/* Waits until every rank has arrived, sleeping (not polling) meanwhile; returns within about
+ * 200 us of the last arrival. */
 void collect_barrier(const struct ts_comm *c);
 
 /* True on every rank when all ranks run on one node (share memory with each other). */
