@@ -17,6 +17,20 @@ import h5py; f = h5py.File('$OUT', 'r'); a = f['level_5'].attrs
 assert a['ok'] == 15 and a['err'] == 0 and a['output_tokens'] == 180, dict(a)
 assert f.attrs['api'] == 'completions'"
 
+# --no-preconnect: no probe reaches the server, so its request count is its generation
+# count (the 5-stream level above made 5 probes), and the first requests pay for the TCP
+# handshake themselves.
+MODES_URL=$MOCK_URL
+start_mock cold --ttft 20ms --step 5ms --max-batch 64 --stats
+timeout 60 "${MPIRUN[@]}" -np 2 "$TOKSTORM" --url "$MOCK_URL" --levels 4 --max-tokens 4 \
+  --requests-per-stream 2 --no-preconnect --out "$WORK/cold.h5" >"$WORK/n.out" 2>"$WORK/n.err" \
+  && rc=0 || rc=$?
+kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null || true
+check "no-preconnect: exit 0" test "$rc" -eq 0
+check "no-preconnect: no probe sent (9 requests, 9 generations)" \
+  grep -q "requests=9 generations=9 " "$WORK/cold.err"
+MOCK_URL=$MODES_URL
+
 # --duration with --warmup: warm-up requests are not recorded; measured requests start only
 # within the duration, so every stream's measured requests begin before it ends.
 OUT="$WORK/duration.h5"
