@@ -173,6 +173,10 @@ int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *i, char *msg, 
     bad |= attr_f64(r, "timeout_s", i->timeout_s);
     bad |= attr_f64(r, "temperature", i->temperature);
     bad |= attr_i64(r, "ignore_eos", i->ignore_eos);
+    bad |= attr_str(r, "slurm_job_id", i->slurm_job_id);
+    bad |= attr_str(r, "slurm_job_name", i->slurm_job_name);
+    bad |= attr_str(r, "slurm_nodelist", i->slurm_nodelist);
+    bad |= attr_str(r, "slurm_tasks_per_node", i->slurm_tasks_per_node);
     if (bad || H5Fflush(r, H5F_SCOPE_GLOBAL) < 0)
         return fail(msg, msg_len, h->path, "cannot write the run attributes");
     return 0;

@@ -565,6 +565,11 @@ static int write_run_info(struct run_ctx *r)
             .timeout_s = (double)r->opt.timeout_ns / 1e9,
             .temperature = r->opt.temperature,
             .ignore_eos = r->opt.ignore_eos,
+            /* Under Slurm, which job and nodes produced the results. */
+            .slurm_job_id = getenv("SLURM_JOB_ID"),
+            .slurm_job_name = getenv("SLURM_JOB_NAME"),
+            .slurm_nodelist = getenv("SLURM_JOB_NODELIST"),
+            .slurm_tasks_per_node = getenv("SLURM_TASKS_PER_NODE"),
         };
         if (h5out_write_run(r->h5, &info, msg, sizeof msg) != 0 ||
             h5out_write_ranks(r->h5, r->ranks, (size_t)r->comm.size, msg, sizeof msg) != 0)

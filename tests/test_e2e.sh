@@ -31,7 +31,7 @@ check("root attrs: ranks, levels, model, api, url, start time, command line",
       root["ranks"] == ranks and list(root["levels"]) == levels and root["model"] == "mock"
       and root["api"] == "chat" and root["url"].startswith("http://127.0.0.1:")
       and root["start_time_utc"].endswith("Z") and "--levels 1,3,8,32" in root["command_line"]
-      and root["schema_version"] == 1)
+      and root["schema_version"] == 1 and root["slurm_job_id"] == "")
 table = {}
 for line in open(stdout_path):
     cols = [c.strip() for c in line.split("|")]

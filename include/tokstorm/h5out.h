@@ -45,6 +45,10 @@ struct ts_run_info {
     double timeout_s;
     double temperature;
     int ignore_eos;
+    const char *slurm_job_id;         /* SLURM_JOB_ID, NULL when not under Slurm */
+    const char *slurm_job_name;       /* SLURM_JOB_NAME */
+    const char *slurm_nodelist;       /* SLURM_JOB_NODELIST */
+    const char *slurm_tasks_per_node; /* SLURM_TASKS_PER_NODE */
 };
 
 /* Checks, before any request is sent, that path can be created (or, with force, overwritten)
