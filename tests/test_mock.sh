@@ -8,14 +8,18 @@ MOCK=${1:?usage: test_mock.sh path/to/tokstorm-mock}
 PY=/usr/bin/python3
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_mock.XXXXXX")
 MOCK_PID=""
+EXTRA_PIDS=() # further mocks (start_extra); --workers parents pass the stop on to their workers
 PASSED=0
 FAILED=0
 
 cleanup() {
-    if [[ -n "$MOCK_PID" ]] && kill -0 "$MOCK_PID" 2>/dev/null; then
-        kill "$MOCK_PID" 2>/dev/null || true
-        wait "$MOCK_PID" 2>/dev/null || true
-    fi
+    local p
+    for p in "$MOCK_PID" "${EXTRA_PIDS[@]}"; do
+        if [[ -n "$p" ]] && kill -0 "$p" 2>/dev/null; then
+            kill "$p" 2>/dev/null || true
+            wait "$p" 2>/dev/null || true
+        fi
+    done
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -44,7 +48,9 @@ check() {
 # Parses an SSE capture and evaluates a Python expression over its summary `s`:
 #   s['chunks'] JSON chunks; s['content'] token pieces; s['content_ns'] their send stamps;
 #   s['role_ns'] the role chunk's stamp; s['finish'] non-null finish reasons; s['usage'];
-#   s['done_last'] whether the stream ends with [DONE]; s['first_ns'], s['last_ns'].
+#   s['done_last'] whether the stream ends with [DONE]; s['first_ns'], s['last_ns'];
+#   s['groups'] sizes of the runs of content chunks sharing one stamp, s['group_ns'] the stamps,
+#   s['group_gaps'] the time from each run to the next.
 cat >"$TMP/sse.py" <<'EOF'
 import json, sys
 path, expr = sys.argv[1], sys.argv[2]
@@ -73,6 +79,14 @@ for e in events:
 stamps = [c['tokstorm_send_ns'] for c in s['chunks']]
 s['first_ns'] = min(stamps) if stamps else None
 s['last_ns'] = max(stamps) if stamps else None
+s['groups'], s['group_ns'] = [], []
+for ns in s['content_ns']:
+    if s['group_ns'] and s['group_ns'][-1] == ns:
+        s['groups'][-1] += 1
+    else:
+        s['groups'].append(1)
+        s['group_ns'].append(ns)
+s['group_gaps'] = [b - a for a, b in zip(s['group_ns'], s['group_ns'][1:])]
 ok = eval('(' + expr + ')', {}, {'s': s})
 if not ok:
     brief = {k: v for k, v in s.items() if k != 'chunks'}
@@ -344,6 +358,163 @@ else
     fail "batching: 8 streams with max-batch 4 take twice as long as 4" "$(tr '\n' ' ' <"$TMP/batch.out")"
 fi
 
+# --- workers and events per write ----------------------------------------------------------
+# start_extra NAME [options...]: starts another mock on a free port, bounded in time; sets
+# XPID and XPORT. Its stdout and stderr go to $TMP/NAME.stdout and $TMP/NAME.stderr.
+start_extra() {
+    local name=$1 i
+    shift
+    "$MOCK" --port 0 --port-file "$TMP/$name.port" --exit-after 60 "$@" \
+        >"$TMP/$name.stdout" 2>"$TMP/$name.stderr" &
+    XPID=$!
+    EXTRA_PIDS+=("$XPID")
+    for i in $(seq 100); do
+        [[ -s "$TMP/$name.port" ]] && break
+        sleep 0.05
+    done
+    [[ -s "$TMP/$name.port" ]] || { cat "$TMP/$name.stderr"; return 1; }
+    XPORT=$(cat "$TMP/$name.port")
+}
+
+# wait_exit PID: waits up to 5 s for PID (a child of this shell, so not in a subshell) to
+# exit and sets WAIT_RC to its exit status; fails if it is still running.
+wait_exit() {
+    local i
+    WAIT_RC=0
+    for i in $(seq 100); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$1" 2>/dev/null && { echo "pid $1 still running"; return 1; }
+    wait "$1" || WAIT_RC=$?
+}
+
+# parallel_streams PORT N MAX_TOKENS PREFIX: N concurrent chat streams over N connections;
+# every one must get exactly MAX_TOKENS content events and end with [DONE].
+parallel_streams() {
+    local port=$1 n=$2 m=$3 prefix=$4 args=() i
+    for i in $(seq "$n"); do
+        args+=(-o "$TMP/$prefix.$i.sse" "http://127.0.0.1:$port/v1/chat/completions")
+    done
+    timeout 20 curl -sS -N --parallel --parallel-immediate --parallel-max "$n" \
+        -d "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":$m,\"stream\":true}" \
+        "${args[@]}" 2>"$TMP/$prefix.err" || { cat "$TMP/$prefix.err"; return 1; }
+    for i in $(seq "$n"); do
+        sse "$TMP/$prefix.$i.sse" "len(s['content'])==$m and s['done_last']" || return 1
+    done
+}
+
+if start_extra workers --workers 2 --ttft 20ms --step 10ms --max-batch 4 --stats; then
+    WPID=$XPID
+    WPORT=$XPORT
+    pass "--workers 2 starts and writes --port-file (port $WPORT)"
+    workers_ready_line() {
+        [[ $(cat "$TMP/workers.stdout") == "tokstorm-mock: listening on http://127.0.0.1:$WPORT" ]]
+    }
+    check "--workers 2: one ready line, from the parent" workers_ready_line
+    WORKER_PIDS=$(ps -o pid= --ppid "$WPID" | tr -s ' \n' ' ')
+    two_workers() {
+        [[ $(wc -w <<<"$WORKER_PIDS") == 2 ]] || { echo "children: $WORKER_PIDS"; return 1; }
+    }
+    check "--workers 2: two worker processes" two_workers
+    # The port stays taken: a plain mock (no SO_REUSEPORT) is refused it as before, and so is
+    # another --workers mock, which must not silently join the first one's sockets.
+    port_taken() {
+        local workers rc
+        for workers in 1 2; do
+            rc=0
+            timeout 5 "$MOCK" --port "$WPORT" --workers "$workers" --exit-after 1 >/dev/null \
+                2>"$TMP/taken.err" || rc=$?
+            if [[ $rc != 1 ]] || ! grep -q 'cannot bind' "$TMP/taken.err"; then
+                echo "--workers $workers: exit $rc"
+                return 1
+            fi
+        done
+    }
+    check "--workers 2: the port stays taken for --workers 1 and --workers 2 mocks" port_taken
+    check "--workers 2: 8 concurrent streams over 8 connections all succeed" \
+        parallel_streams "$WPORT" 8 10 w8
+    # Worker w of 2 numbers its requests w+1, w+3, ...: both parities mean both workers
+    # served. 32 connections all hashed to one worker would happen once in 2^31 runs.
+    both_workers() {
+        parallel_streams "$WPORT" 32 3 w32 || return 1
+        "$PY" - "$TMP" <<'EOF'
+import glob, json, sys
+ids = set()
+for path in glob.glob(sys.argv[1] + '/w32.*.sse'):
+    for e in open(path).read().split('\n\n'):
+        if e.startswith('data: {'):
+            ids.add(int(json.loads(e[6:])['id'].rsplit('-', 1)[1]))
+print('ids', sorted(ids))
+sys.exit(0 if len(ids) == 32 and {i % 2 for i in ids} == {0, 1} else 1)
+EOF
+    }
+    check "--workers 2: both workers serve 32 connections, ids unique" both_workers
+    workers_sigterm() {
+        kill -TERM "$WPID"
+        local p
+        wait_exit "$WPID" || return 1
+        [[ $WAIT_RC == 0 ]] || { echo "exit status $WAIT_RC"; return 1; }
+        for p in $WORKER_PIDS; do
+            kill -0 "$p" 2>/dev/null && { echo "worker $p still running"; return 1; }
+        done
+        if [[ $(grep -c 'stats: ' "$TMP/workers.stderr") != 1 ]] ||
+            ! grep -q 'stats: requests=40 generations=40 cancelled=0 tokens=176 connections=40 ' \
+                "$TMP/workers.stderr"; then
+            cat "$TMP/workers.stderr"
+            return 1
+        fi
+    }
+    check "--workers 2: SIGTERM stops every worker; one stats line sums them (40 requests)" \
+        workers_sigterm
+else
+    fail "--workers 2 starts and writes --port-file"
+fi
+
+# A worker that dies takes the others down with it: the parent exits 1 and leaves no process.
+worker_killed() {
+    start_extra killed --workers 2 || return 1
+    local pids p
+    pids=$(ps -o pid= --ppid "$XPID" | tr -s ' \n' ' ')
+    [[ $(wc -w <<<"$pids") == 2 ]] || { echo "children: $pids"; return 1; }
+    kill -KILL "$(awk '{print $1}' <<<"$pids")"
+    wait_exit "$XPID" || return 1
+    [[ $WAIT_RC == 1 ]] || { echo "exit status $WAIT_RC"; return 1; }
+    for p in $pids; do
+        kill -0 "$p" 2>/dev/null && { echo "worker $p still running"; return 1; }
+    done
+    grep -q 'killed by signal 9' "$TMP/killed.stderr"
+}
+check "--workers 2: a killed worker stops the rest; exit 1" worker_killed
+
+if start_extra k4 --events-per-write 4 --ttft 20ms --step 10ms; then
+    K4="http://127.0.0.1:$XPORT"
+    # One write per step: the content stamps come in groups sharing one stamp, sized 1 (the
+    # first token), then 4, 4 and the 1 left, a step apart.
+    k4_stream() {
+        "${CURL[@]}" -N "$K4/v1/completions" -o "$TMP/k4.sse" \
+            -d '{"prompt":"a","max_tokens":10,"stream":true,"stream_options":{"include_usage":true}}' &&
+            sse "$TMP/k4.sse" "len(s['content'])==10 and s['finish']==['length'] and
+                s['usage']['completion_tokens']==10 and s['done_last'] and
+                s['groups']==[1, 4, 4, 1] and all(4e6 <= g <= 30e6 for g in s['group_gaps'])"
+    }
+    check "--events-per-write 4: 10 content events, stamps grouped 1,4,4,1 a step apart" k4_stream
+    k4_chat() {
+        "${CURL[@]}" -N "$K4/v1/chat/completions" -o "$TMP/k4chat.sse" -d "$CHAT5" &&
+            sse "$TMP/k4chat.sse" "len(s['content'])==5 and s['usage']['completion_tokens']==5 and
+                s['done_last'] and s['groups']==[1, 4]"
+    }
+    check "--events-per-write 4: a chat stream of 5 is the first token, then one write of 4" k4_chat
+    k4_full() {
+        "${CURL[@]}" "$K4/v1/completions" -o "$TMP/k4full.json" -d '{"prompt":"a","max_tokens":9}' &&
+            json_ok "$TMP/k4full.json" "j['usage']['completion_tokens']==9 and
+                len(j['choices'][0]['text'].split())==9"
+    }
+    check "--events-per-write 4: non-streaming response unchanged" k4_full
+else
+    fail "--events-per-write 4 mock starts"
+fi
+
 # --- command line and shutdown -------------------------------------------------------------
 # Captured to a file first: `grep -q` on a pipe could exit early and SIGPIPE the writer.
 help_ok() { "$MOCK" --help >"$TMP/help.txt" && grep -q -- '--max-batch' "$TMP/help.txt"; }
@@ -355,6 +526,20 @@ bad_option() {
     [[ $rc == 2 ]] && [[ $(wc -l <"$TMP/bad.err") == 1 ]] && grep -q -- '--ttft' "$TMP/bad.err"
 }
 check "a bad option exits 2 with one line naming it" bad_option
+
+bad_counts() {
+    local arg rc
+    for arg in '--workers 0' '--workers 257' '--events-per-write 0' '--events-per-write 2000'; do
+        rc=0
+        # shellcheck disable=SC2086
+        "$MOCK" $arg 2>"$TMP/bad.err" >/dev/null || rc=$?
+        if [[ $rc != 2 ]] || ! grep -q -- "${arg% *}" "$TMP/bad.err"; then
+            echo "$arg: exit $rc"
+            return 1
+        fi
+    done
+}
+check "--workers and --events-per-write reject out-of-range counts" bad_counts
 
 sigterm() {
     kill -TERM "$MOCK_PID"

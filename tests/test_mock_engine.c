@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NS_PER_MS 1000000LL
+#define NS_PER_MS       1000000LL
+#define PROBE_MAX_CALLS 16 /* on_tokens calls logged per probe */
 
 /* A stream plus what the hooks saw happen to it, stamped with the harness clock. The engine
  * only knows the embedded mock_stream; the hooks get back to the probe through it. */
@@ -20,8 +21,14 @@ struct probe {
     struct mock_stream s;
     int64_t first_token_ns; /* -1 until the first token */
     int64_t last_token_ns;  /* -1 until the first token */
-    int64_t tokens;         /* on_token calls */
-    int64_t finishes;       /* on_finish calls */
+    int64_t tokens;         /* tokens emitted (sum of on_tokens n) */
+    int64_t calls;          /* on_tokens calls: one per write the server would make */
+    /* The first PROBE_MAX_CALLS calls: when, how many tokens, and the stream's
+     * emitted_tokens as the hook saw it (the number of the call's last token). */
+    int64_t call_ns[PROBE_MAX_CALLS];
+    int64_t call_tokens[PROBE_MAX_CALLS];
+    int64_t call_last[PROBE_MAX_CALLS];
+    int64_t finishes; /* on_finish calls */
 };
 
 /* An engine and the virtual clock that drives it. now_ns is the time last handed to the
@@ -43,14 +50,20 @@ static void probe_init(struct probe *p)
     p->last_token_ns = -1;
 }
 
-static void on_token(void *ctx, struct mock_stream *s)
+static void on_tokens(void *ctx, struct mock_stream *s, int64_t n)
 {
     const struct harness *h = ctx;
     struct probe *p = probe_of(s);
     if (p->first_token_ns < 0)
         p->first_token_ns = h->now_ns;
     p->last_token_ns = h->now_ns;
-    p->tokens++;
+    if (p->calls < PROBE_MAX_CALLS) {
+        p->call_ns[p->calls] = h->now_ns;
+        p->call_tokens[p->calls] = n;
+        p->call_last[p->calls] = s->emitted_tokens;
+    }
+    p->tokens += n;
+    p->calls++;
 }
 
 static void on_finish(void *ctx, struct mock_stream *s)
@@ -61,7 +74,7 @@ static void on_finish(void *ctx, struct mock_stream *s)
 
 static void harness_init(struct harness *h, const struct mock_engine_config *cfg)
 {
-    struct mock_engine_hooks hooks = {on_token, on_finish, h};
+    struct mock_engine_hooks hooks = {on_tokens, on_finish, h};
     h->now_ns = 0;
     CHECK_EQ_INT(mock_engine_init(&h->engine, cfg, &hooks, 0), 0);
 }
@@ -112,8 +125,11 @@ static void harness_run_to_idle(struct harness *h)
  * After the last one it has left the engine and nothing is scheduled. */
 static void test_single_stream(void)
 {
-    const struct mock_engine_config cfg = {
-        .ttft_ns = 50 * NS_PER_MS, .step_ns = 10 * NS_PER_MS, .per_seq_ns = 0, .max_batch = 4};
+    const struct mock_engine_config cfg = {.ttft_ns = 50 * NS_PER_MS,
+                                           .step_ns = 10 * NS_PER_MS,
+                                           .per_seq_ns = 0,
+                                           .max_batch = 4,
+                                           .tokens_per_step = 1};
     const int64_t n_tokens = 21;
     struct harness h;
     struct probe p;
@@ -124,6 +140,7 @@ static void test_single_stream(void)
     CHECK_EQ_INT(p.first_token_ns, cfg.ttft_ns);
     CHECK_EQ_INT(p.last_token_ns, cfg.ttft_ns + (n_tokens - 1) * cfg.step_ns);
     CHECK_EQ_INT(p.tokens, n_tokens);
+    CHECK_EQ_INT(p.calls, n_tokens); /* one token per step: one hook call per token */
     CHECK_EQ_INT(p.finishes, 1);
     CHECK_EQ_INT(p.s.state, MOCK_STREAM_IDLE);
     CHECK_EQ_INT(mock_engine_next_due_ns(&h.engine), INT64_MAX);
@@ -136,8 +153,11 @@ static void test_single_stream(void)
  * then and repeats the same schedule offset by that time. */
 static void test_two_waves(void)
 {
-    const struct mock_engine_config cfg = {
-        .ttft_ns = 50 * NS_PER_MS, .step_ns = 10 * NS_PER_MS, .per_seq_ns = 0, .max_batch = 4};
+    const struct mock_engine_config cfg = {.ttft_ns = 50 * NS_PER_MS,
+                                           .step_ns = 10 * NS_PER_MS,
+                                           .per_seq_ns = 0,
+                                           .max_batch = 4,
+                                           .tokens_per_step = 1};
     const int64_t n_tokens = 10;
     struct harness h;
     struct probe p[8];
@@ -174,7 +194,8 @@ static void test_per_seq_cost(void)
     const struct mock_engine_config cfg = {.ttft_ns = 50 * NS_PER_MS,
                                            .step_ns = 10 * NS_PER_MS,
                                            .per_seq_ns = 1 * NS_PER_MS,
-                                           .max_batch = 64};
+                                           .max_batch = 64,
+                                           .tokens_per_step = 1};
     const int64_t n_a = 5, n_b = 3;
     const int64_t b_submit_ns = 55 * NS_PER_MS;
     const int64_t one_stream_step_ns = cfg.step_ns + cfg.per_seq_ns;
@@ -211,8 +232,11 @@ static void test_per_seq_cost(void)
  * apart. If the step end were handled first, b would wait out a whole extra step. */
 static void test_prefill_tie_joins_step(void)
 {
-    const struct mock_engine_config cfg = {
-        .ttft_ns = 50 * NS_PER_MS, .step_ns = 10 * NS_PER_MS, .per_seq_ns = 0, .max_batch = 4};
+    const struct mock_engine_config cfg = {.ttft_ns = 50 * NS_PER_MS,
+                                           .step_ns = 10 * NS_PER_MS,
+                                           .per_seq_ns = 0,
+                                           .max_batch = 4,
+                                           .tokens_per_step = 1};
     const int64_t n_a = 10, n_b = 3;
     const int64_t b_submit_ns = cfg.step_ns;
     struct harness h;
@@ -234,8 +258,11 @@ static void test_prefill_tie_joins_step(void)
  * is). a gets no further tokens and no on_finish; cancelling an idle stream changes nothing. */
 static void test_cancel_frees_slot(void)
 {
-    const struct mock_engine_config cfg = {
-        .ttft_ns = 50 * NS_PER_MS, .step_ns = 10 * NS_PER_MS, .per_seq_ns = 0, .max_batch = 1};
+    const struct mock_engine_config cfg = {.ttft_ns = 50 * NS_PER_MS,
+                                           .step_ns = 10 * NS_PER_MS,
+                                           .per_seq_ns = 0,
+                                           .max_batch = 1,
+                                           .tokens_per_step = 1};
     const int64_t n_b = 2;
     const int64_t cancel_ns = 75 * NS_PER_MS; /* a is decoding, mid-step */
     struct harness h;
@@ -266,8 +293,11 @@ static void test_cancel_frees_slot(void)
  * and the next step ends at now - step/2 + step, still in the future. */
 static void test_late_timer_and_stall(void)
 {
-    const struct mock_engine_config cfg = {
-        .ttft_ns = 50 * NS_PER_MS, .step_ns = 10 * NS_PER_MS, .per_seq_ns = 0, .max_batch = 4};
+    const struct mock_engine_config cfg = {.ttft_ns = 50 * NS_PER_MS,
+                                           .step_ns = 10 * NS_PER_MS,
+                                           .per_seq_ns = 0,
+                                           .max_batch = 4,
+                                           .tokens_per_step = 1};
     const int64_t max_lag_ns = cfg.step_ns / 2;
     struct harness h;
     struct probe a;
@@ -293,8 +323,11 @@ static void test_late_timer_and_stall(void)
  * More streams than slots all complete at time 0 and leave nothing scheduled. */
 static void test_one_token_zero_ttft(void)
 {
-    const struct mock_engine_config cfg = {
-        .ttft_ns = 0, .step_ns = 10 * NS_PER_MS, .per_seq_ns = 0, .max_batch = 2};
+    const struct mock_engine_config cfg = {.ttft_ns = 0,
+                                           .step_ns = 10 * NS_PER_MS,
+                                           .per_seq_ns = 0,
+                                           .max_batch = 2,
+                                           .tokens_per_step = 1};
     struct harness h;
     struct probe p[3]; /* one more than max_batch */
     const int n_streams = (int)(sizeof p / sizeof p[0]);
@@ -310,6 +343,110 @@ static void test_one_token_zero_ttft(void)
     }
     CHECK_EQ_INT(h.engine.stats.max_step_streams, 0);
     CHECK_EQ_INT(mock_engine_next_due_ns(&h.engine), INT64_MAX);
+}
+
+/* With tokens_per_step K a lone stream still gets its first token alone at ttft (the prefill
+ * token), then K tokens at the end of each decode step in one hook call, and the last step
+ * only what is left: max_tokens 10 with K 4 is 1 at ttft, 4 at ttft + step, 4 at
+ * ttft + 2*step and 1 at ttft + 3*step, so it finishes at ttft + ceil((10-1)/4) * step. The
+ * hook sees emitted_tokens already advanced past the call's tokens. Exact multiples (1 + 2K
+ * tokens) end on a full step; K above what is left gives what is left. */
+static void test_tokens_per_step_single(void)
+{
+    const int64_t k = 4;
+    const struct mock_engine_config cfg = {.ttft_ns = 50 * NS_PER_MS,
+                                           .step_ns = 10 * NS_PER_MS,
+                                           .per_seq_ns = 0,
+                                           .max_batch = 4,
+                                           .tokens_per_step = k};
+    struct harness h;
+    struct probe p;
+    harness_init(&h, &cfg);
+    harness_submit(&h, &p, 10, 0);
+    harness_run_to_idle(&h);
+
+    const int64_t want_n[] = {1, 4, 4, 1};
+    const int64_t want_calls = (int64_t)(sizeof want_n / sizeof want_n[0]);
+    CHECK_EQ_INT(p.calls, want_calls);
+    int64_t last = 0;
+    for (int64_t i = 0; i < want_calls && i < p.calls; i++) {
+        last += want_n[i];
+        CHECK_EQ_INT(p.call_ns[i], cfg.ttft_ns + i * cfg.step_ns);
+        CHECK_EQ_INT(p.call_tokens[i], want_n[i]);
+        CHECK_EQ_INT(p.call_last[i], last);
+    }
+    CHECK_EQ_INT(p.tokens, 10);
+    CHECK_EQ_INT(p.last_token_ns, cfg.ttft_ns + ((10 - 1 + k - 1) / k) * cfg.step_ns);
+    CHECK_EQ_INT(p.finishes, 1);
+    CHECK_EQ_INT(h.engine.stats.tokens, 10);
+
+    struct probe exact, short_one;
+    harness_init(&h, &cfg);
+    harness_submit(&h, &exact, 1 + 2 * k, 0);
+    harness_run_to_idle(&h);
+    CHECK_EQ_INT(exact.calls, 3);
+    CHECK_EQ_INT(exact.call_tokens[2], k);
+    CHECK_EQ_INT(exact.last_token_ns, cfg.ttft_ns + 2 * cfg.step_ns);
+    CHECK_EQ_INT(exact.finishes, 1);
+
+    harness_init(&h, &cfg);
+    harness_submit(&h, &short_one, 3, 0);
+    harness_run_to_idle(&h);
+    CHECK_EQ_INT(short_one.calls, 2);
+    CHECK_EQ_INT(short_one.call_tokens[1], 2);
+    CHECK_EQ_INT(short_one.last_token_ns, cfg.ttft_ns + cfg.step_ns);
+}
+
+/* Batching with tokens_per_step: the step's length depends on how many streams are in it, not
+ * on K, so K multiplies throughput. a (7 tokens) and b (2 tokens) share the first step, which
+ * costs step + 2*per_seq: a gets 3 tokens, b only the 1 it has left and finishes. a's second
+ * step is alone (step + per_seq) and gives its last 3. Tokens per call and their times follow
+ * exactly; the engine counts 9 tokens and a decode batch of 2. */
+static void test_tokens_per_step_batch(void)
+{
+    const int64_t k = 3;
+    const struct mock_engine_config cfg = {.ttft_ns = 50 * NS_PER_MS,
+                                           .step_ns = 10 * NS_PER_MS,
+                                           .per_seq_ns = 1 * NS_PER_MS,
+                                           .max_batch = 4,
+                                           .tokens_per_step = k};
+    struct harness h;
+    struct probe a, b;
+    harness_init(&h, &cfg);
+    harness_submit(&h, &a, 7, 0);
+    harness_submit(&h, &b, 2, 0);
+    harness_run_to_idle(&h);
+
+    const int64_t step1_end_ns = cfg.ttft_ns + cfg.step_ns + 2 * cfg.per_seq_ns;
+    const int64_t step2_end_ns = step1_end_ns + cfg.step_ns + cfg.per_seq_ns;
+    CHECK_EQ_INT(a.calls, 3);
+    CHECK_EQ_INT(a.call_ns[0], cfg.ttft_ns);
+    CHECK_EQ_INT(a.call_tokens[0], 1);
+    CHECK_EQ_INT(a.call_ns[1], step1_end_ns);
+    CHECK_EQ_INT(a.call_tokens[1], k);
+    CHECK_EQ_INT(a.call_ns[2], step2_end_ns);
+    CHECK_EQ_INT(a.call_tokens[2], k);
+    CHECK_EQ_INT(a.tokens, 7);
+    CHECK_EQ_INT(b.calls, 2);
+    CHECK_EQ_INT(b.call_ns[1], step1_end_ns);
+    CHECK_EQ_INT(b.call_tokens[1], 1);
+    CHECK_EQ_INT(b.finishes, 1);
+    CHECK_EQ_INT(h.engine.stats.tokens, 9);
+    CHECK_EQ_INT(h.engine.stats.finished, 2);
+    CHECK_EQ_INT(h.engine.stats.max_step_streams, 2);
+}
+
+/* tokens_per_step below 1 is out of range, like a non-positive step. */
+static void test_tokens_per_step_invalid(void)
+{
+    const struct mock_engine_config cfg = {.ttft_ns = 0,
+                                           .step_ns = 10 * NS_PER_MS,
+                                           .per_seq_ns = 0,
+                                           .max_batch = 1,
+                                           .tokens_per_step = 0};
+    struct mock_engine e;
+    struct mock_engine_hooks hooks = {on_tokens, on_finish, NULL};
+    CHECK_EQ_INT(mock_engine_init(&e, &cfg, &hooks, 0), -1);
 }
 
 static int request_equal(const struct mock_http_request *a, const struct mock_http_request *b)
@@ -446,6 +583,9 @@ int main(void)
     test_cancel_frees_slot();
     test_late_timer_and_stall();
     test_one_token_zero_ttft();
+    test_tokens_per_step_single();
+    test_tokens_per_step_batch();
+    test_tokens_per_step_invalid();
     test_http_head_bytewise();
     test_http_head_errors();
     test_http_keep_alive();

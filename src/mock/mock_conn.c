@@ -21,7 +21,6 @@
 #define MOCK_CONN_MAX_OUT_BYTES (64 * 1024 * 1024)
 /* Buffers grown past this by one big request are released when it is done. */
 #define MOCK_CONN_KEEP_BYTES (64 * 1024)
-#define MOCK_CONN_READ_BYTES (16 * 1024)
 
 static struct mock_conn *conn_of_stream(struct mock_stream *s)
 {
@@ -116,6 +115,20 @@ static void conn_queue_event(struct mock_conn *c)
         conn_kill(c);
 }
 
+/* Appends the content event of token to c->out, rendered in place (no scratch copy: this runs
+ * once per token). Each event keeps its own HTTP chunk, so with several tokens per step the
+ * bytes are those of as many single-token steps: only where the writes fall differs. */
+static int conn_queue_token(struct mock_conn *c, int64_t token,
+                            const struct mock_openai_stamp *stamp)
+{
+    if (c->chunked &&
+        mock_http_write_chunk_start(&c->out, mock_openai_token_bytes(&c->reply, token, stamp)) != 0)
+        return -1;
+    if (mock_openai_render_token(&c->reply, token, stamp, &c->out) != 0)
+        return -1;
+    return c->chunked ? mock_http_write_chunk_end(&c->out) : 0;
+}
+
 static void conn_reply(struct mock_conn *c, int status, const char *content_type, const char *body,
                        size_t body_bytes, const char *extra_headers)
 {
@@ -141,9 +154,11 @@ static void conn_start_generation(struct mock_conn *c, enum mock_api api)
 {
     struct mock_server *srv = c->srv;
     char err[256];
-    int rc = mock_openai_parse_request(
-        api, mock_buf_head(&c->in) + c->req.head_bytes, (size_t)c->req.body_bytes, srv->opt->model,
-        ++srv->last_request_id, (int64_t)time(NULL), &c->reply, err, sizeof err);
+    uint64_t id = srv->next_request_id;
+    srv->next_request_id += srv->request_id_stride;
+    int rc = mock_openai_parse_request(api, mock_buf_head(&c->in) + c->req.head_bytes,
+                                       (size_t)c->req.body_bytes, srv->opt->model, id,
+                                       (int64_t)time(NULL), &c->reply, err, sizeof err);
     if (rc != 0) {
         conn_reply_error(c, rc == -1 ? 400 : 500, err, NULL);
         return;
@@ -303,15 +318,17 @@ static void conn_read(struct mock_conn *c)
     }
     while (mock_buf_len(&c->in) < MOCK_CONN_MAX_IN_BYTES) {
         size_t room = MOCK_CONN_MAX_IN_BYTES - mock_buf_len(&c->in);
-        if (room > MOCK_CONN_READ_BYTES)
-            room = MOCK_CONN_READ_BYTES;
-        if (mock_buf_reserve(&c->in, room) != 0) {
-            conn_kill(c);
-            return;
-        }
-        ssize_t n = recv(c->fd, c->in.data + c->in.end, room, 0);
+        if (room > sizeof c->srv->read_buf)
+            room = sizeof c->srv->read_buf;
+        /* Into the server's buffer, then only what arrived into c->in: reserving a full read's
+         * room in every connection's own buffer would cost each of them 16 KiB (4 KiB of it
+         * resident) for a request of a few hundred bytes, 10k connections at a time. */
+        ssize_t n = recv(c->fd, c->srv->read_buf, room, 0);
         if (n > 0) {
-            c->in.end += (size_t)n;
+            if (mock_buf_append(&c->in, c->srv->read_buf, (size_t)n) != 0) {
+                conn_kill(c);
+                return;
+            }
             if ((size_t)n < room)
                 return; /* drained for now; level-triggered epoll reports any more */
         } else if (n == 0) {
@@ -410,20 +427,23 @@ void mock_conn_close_all(struct mock_server *srv)
     mock_conn_run_pending(srv);
 }
 
-void mock_conn_on_token(void *ctx, struct mock_stream *s)
+void mock_conn_on_tokens(void *ctx, struct mock_stream *s, int64_t n)
 {
     struct mock_conn *c = conn_of_stream(s);
     (void)ctx;
     if (c->dead || !c->reply.stream)
         return;
-    /* The stamp is taken as late as possible: right before the bytes go to the socket. */
-    if (mock_openai_render_token(&c->reply, s->emitted_tokens, clock_now_ns(), conn_scratch(c)) !=
-        0) {
-        conn_kill(c);
-        return;
+    /* The stamp is taken as late as possible: right before the bytes go to the socket. The n
+     * events of one step share it, as they share the write. */
+    struct mock_openai_stamp stamp;
+    mock_openai_stamp_set(&stamp, clock_now_ns());
+    for (int64_t token = s->emitted_tokens - n + 1; token <= s->emitted_tokens; token++) {
+        if (conn_queue_token(c, token, &stamp) != 0) {
+            conn_kill(c);
+            return;
+        }
     }
-    conn_queue_event(c);
-    c->srv->stats.tokens_sent++;
+    c->srv->stats.tokens_sent += n;
     /* With EPOLLOUT registered the socket is known full: the loop drains it when it can. */
     if (!(c->epoll_events & EPOLLOUT))
         conn_flush(c);

@@ -59,7 +59,7 @@ void mock_conn_run_pending(struct mock_server *srv);
 void mock_conn_close_all(struct mock_server *srv);
 
 /* Engine hooks (ctx is the server). They write chunks but defer everything else. */
-void mock_conn_on_token(void *ctx, struct mock_stream *s);
+void mock_conn_on_tokens(void *ctx, struct mock_stream *s, int64_t n);
 void mock_conn_on_finish(void *ctx, struct mock_stream *s);
 
 #endif

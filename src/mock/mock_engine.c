@@ -1,5 +1,6 @@
 /* mock_engine.c: the continuous-batching timing model: FIFO admission, constant prefill,
- * back-to-back decode steps whose length grows with the batch. Time is an argument; it knows
+ * back-to-back decode steps whose length grows with the batch, each giving every stream in it
+ * tokens_per_step tokens. Time is an argument; it knows
  * nothing of clocks, sockets, HTTP or JSON, and reports tokens only through its hooks. */
 #include "mock_engine.h"
 
@@ -64,7 +65,8 @@ int mock_engine_init(struct mock_engine *e, const struct mock_engine_config *cfg
                      const struct mock_engine_hooks *hooks, int64_t now_ns)
 {
     memset(e, 0, sizeof *e);
-    if (cfg->ttft_ns < 0 || cfg->step_ns <= 0 || cfg->per_seq_ns < 0 || cfg->max_batch < 1)
+    if (cfg->ttft_ns < 0 || cfg->step_ns <= 0 || cfg->per_seq_ns < 0 || cfg->max_batch < 1 ||
+        cfg->tokens_per_step < 1)
         return -1;
     e->cfg = *cfg;
     e->hooks = *hooks;
@@ -106,11 +108,15 @@ static void engine_admit(struct mock_engine *e, int64_t at_ns)
     engine_note_peaks(e);
 }
 
-static void engine_emit(struct mock_engine *e, struct mock_stream *s)
+/* Emits up to n tokens at once, never past max_tokens. */
+static void engine_emit(struct mock_engine *e, struct mock_stream *s, int64_t n)
 {
-    s->emitted_tokens++;
-    e->stats.tokens++;
-    e->hooks.on_token(e->hooks.ctx, s);
+    int64_t left = s->max_tokens - s->emitted_tokens;
+    if (n > left)
+        n = left;
+    s->emitted_tokens += n;
+    e->stats.tokens += n;
+    e->hooks.on_tokens(e->hooks.ctx, s, n);
 }
 
 /* s has left every list; its slot goes to the queue head at at_ns. */
@@ -146,7 +152,7 @@ static void engine_complete_prefills(struct mock_engine *e)
     int64_t at_ns = engine_effective_ns(e, due_ns);
     while (e->prefill.head && e->prefill.head->due_ns == due_ns) {
         struct mock_stream *s = list_pop(&e->prefill);
-        engine_emit(e, s);
+        engine_emit(e, s, 1);
         if (s->emitted_tokens >= s->max_tokens) {
             /* Its slot may admit a queued stream, due at at_ns + ttft: never this instant
              * unless ttft is 0, in which case it is simply completed in this loop too. */
@@ -167,7 +173,7 @@ static void engine_end_step(struct mock_engine *e)
     struct mock_stream *s = e->decoding.head;
     while (s) {
         struct mock_stream *next = s->next;
-        engine_emit(e, s);
+        engine_emit(e, s, e->cfg.tokens_per_step);
         if (s->emitted_tokens >= s->max_tokens) {
             list_remove(&e->decoding, s);
             engine_finish(e, s, at_ns);

@@ -1,5 +1,6 @@
 /* mock_engine.h: the timing model of one GPU server with continuous batching. Streams wait in
- * a FIFO admission queue, spend a constant prefill time, then take one token per decode step.
+ * a FIFO admission queue, spend a constant prefill time, then take tokens_per_step tokens per
+ * decode step.
  * Time is passed in as CLOCK_MONOTONIC nanoseconds; nothing here reads a clock or does I/O. */
 #ifndef TOKSTORM_MOCK_ENGINE_H
 #define TOKSTORM_MOCK_ENGINE_H
@@ -31,18 +32,22 @@ struct mock_stream_list {
 };
 
 struct mock_engine_config {
-    int64_t ttft_ns;    /* prefill time from admission to the first token, >= 0 */
-    int64_t step_ns;    /* fixed cost of one decode step, > 0 */
-    int64_t per_seq_ns; /* extra cost of a decode step per stream in it, >= 0 */
-    int64_t max_batch;  /* streams admitted (prefill + decode) at once, >= 1 */
+    int64_t ttft_ns;         /* prefill time from admission to the first token, >= 0 */
+    int64_t step_ns;         /* fixed cost of one decode step, > 0 */
+    int64_t per_seq_ns;      /* extra cost of a decode step per stream in it, >= 0 */
+    int64_t max_batch;       /* streams admitted (prefill + decode) at once, >= 1 */
+    int64_t tokens_per_step; /* tokens each stream gets from one decode step, >= 1 (the last
+                              * step of a stream may give fewer) */
 };
 
 /* Called from inside mock_engine_advance/submit/cancel. A hook must not call back into the
  * engine; it may only record what happened (the caller defers any follow-up work).
- * on_token: s has just emitted token number s->emitted_tokens (1-based).
+ * on_tokens: s has just emitted n >= 1 tokens at once, numbers s->emitted_tokens - n + 1 to
+ *   s->emitted_tokens (1-based): n is 1 for the first token (end of prefill) and up to
+ *   tokens_per_step for a decode step.
  * on_finish: s emitted its last token and has left the engine (state IDLE). */
 struct mock_engine_hooks {
-    void (*on_token)(void *ctx, struct mock_stream *s);
+    void (*on_tokens)(void *ctx, struct mock_stream *s, int64_t n);
     void (*on_finish)(void *ctx, struct mock_stream *s);
     void *ctx;
 };

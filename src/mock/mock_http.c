@@ -245,13 +245,25 @@ int mock_http_write_head(struct mock_buf *out, int status, const char *content_t
     return rc ? -1 : 0;
 }
 
-int mock_http_write_chunk(struct mock_buf *out, const void *bytes, size_t n)
+int mock_http_write_chunk_start(struct mock_buf *out, size_t n)
 {
     int rc = 0;
     rc |= mock_buf_append_hex(out, n);
     rc |= mock_buf_append(out, "\r\n", 2);
+    return rc ? -1 : 0;
+}
+
+int mock_http_write_chunk_end(struct mock_buf *out)
+{
+    return mock_buf_append(out, "\r\n", 2);
+}
+
+int mock_http_write_chunk(struct mock_buf *out, const void *bytes, size_t n)
+{
+    int rc = 0;
+    rc |= mock_http_write_chunk_start(out, n);
     rc |= mock_buf_append(out, bytes, n);
-    rc |= mock_buf_append(out, "\r\n", 2);
+    rc |= mock_http_write_chunk_end(out);
     return rc ? -1 : 0;
 }
 

@@ -56,6 +56,11 @@ int mock_http_write_head(struct mock_buf *out, int status, const char *content_t
 /* Appends one chunk of a chunked body (n > 0). */
 int mock_http_write_chunk(struct mock_buf *out, const void *bytes, size_t n);
 
+/* The same chunk in two halves, for n > 0 bytes the caller renders straight into out between
+ * them: the size line, then (after the n bytes) the closing CRLF. */
+int mock_http_write_chunk_start(struct mock_buf *out, size_t n);
+int mock_http_write_chunk_end(struct mock_buf *out);
+
 /* Appends the terminating zero-length chunk. */
 int mock_http_write_last_chunk(struct mock_buf *out);
 

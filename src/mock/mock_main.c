@@ -1,6 +1,6 @@
-/* mock_main.c: the tokstorm-mock process: options, resource limits, signals, then the server.
- * It knows nothing of sockets, HTTP or the timing model; it maps the outcome to an exit code
- * (0 clean stop, 1 start-up or fatal error, 2 bad command line). */
+/* mock_main.c: the tokstorm-mock process: options, resource limits, signals, then the
+ * server(s). It knows nothing of sockets, workers, HTTP or the timing model; it maps the
+ * outcome to an exit code (0 clean stop, 1 start-up or fatal error, 2 bad command line). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 
 #include "mock_options.h"
-#include "mock_server.h"
+#include "mock_workers.h"
 
 /* The one global: set by SIGINT/SIGTERM, read by the loop after epoll_pwait returns. */
 static volatile sig_atomic_t stop_requested;
@@ -65,5 +65,6 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    return mock_server_run(&opt, &stop_requested, &wait_mask) == 0 ? 0 : 1;
+    /* Workers are forked after this point: they inherit the limits, the mask and the handler. */
+    return mock_workers_run(&opt, &stop_requested, &wait_mask);
 }

@@ -241,30 +241,82 @@ int mock_openai_render_role(const struct mock_openai_reply *r, int64_t send_ns,
                         send_ns, out);
 }
 
-int mock_openai_render_token(const struct mock_openai_reply *r, int64_t token, int64_t send_ns,
-                             struct mock_buf *out)
+void mock_openai_stamp_set(struct mock_openai_stamp *st, int64_t send_ns)
+{
+    char tmp[sizeof st->digits];
+    size_t i = sizeof tmp;
+    /* Work on the magnitude as unsigned so that INT64_MIN does not overflow. */
+    uint64_t mag = send_ns < 0 ? (uint64_t)0 - (uint64_t)send_ns : (uint64_t)send_ns;
+    do {
+        tmp[--i] = (char)('0' + mag % 10);
+        mag /= 10;
+    } while (mag > 0);
+    if (send_ns < 0)
+        tmp[--i] = '-';
+    st->len = sizeof tmp - i;
+    memcpy(st->digits, tmp + i, st->len);
+}
+
+/* The pieces of a content event after the chunk head, in order. */
+struct token_parts {
+    const char *pre, *piece, *post;
+    size_t pre_n, piece_n, post_n;
+};
+
+static void token_parts(const struct mock_openai_reply *r, int64_t token, struct token_parts *t)
 {
     static const char chat_pre[] = "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
     static const char chat_post[] = "\"},\"finish_reason\":null}]";
     static const char text_pre[] = "\"choices\":[{\"index\":0,\"text\":\"";
     static const char text_post[] = "\",\"finish_reason\":null}]";
     bool chat = r->api == MOCK_API_CHAT;
-    const char *piece = piece_for(token);
-    size_t piece_n = strlen(piece);
-    /* Assemble the middle on the stack: the longest is well under 128 bytes. */
-    char middle[128];
-    size_t n = 0;
-    const char *pre = chat ? chat_pre : text_pre;
-    size_t pre_n = chat ? sizeof chat_pre - 1 : sizeof text_pre - 1;
-    const char *post = chat ? chat_post : text_post;
-    size_t post_n = chat ? sizeof chat_post - 1 : sizeof text_post - 1;
-    memcpy(middle + n, pre, pre_n);
-    n += pre_n;
-    memcpy(middle + n, piece, piece_n);
-    n += piece_n;
-    memcpy(middle + n, post, post_n);
-    n += post_n;
-    return render_event(r, middle, n, send_ns, out);
+    t->pre = chat ? chat_pre : text_pre;
+    t->pre_n = chat ? sizeof chat_pre - 1 : sizeof text_pre - 1;
+    t->piece = piece_for(token);
+    t->piece_n = strlen(t->piece);
+    t->post = chat ? chat_post : text_post;
+    t->post_n = chat ? sizeof chat_post - 1 : sizeof text_post - 1;
+}
+
+static const char data_prefix[] = "data: ";
+static const char stamp_key[] = ",\"tokstorm_send_ns\":";
+static const char event_end[] = "}\n\n";
+
+size_t mock_openai_token_bytes(const struct mock_openai_reply *r, int64_t token,
+                               const struct mock_openai_stamp *st)
+{
+    struct token_parts t;
+    token_parts(r, token, &t);
+    return sizeof data_prefix - 1 + r->chunk_head_len + t.pre_n + t.piece_n + t.post_n +
+           sizeof stamp_key - 1 + st->len + sizeof event_end - 1;
+}
+
+static char *put(char *p, const void *bytes, size_t n)
+{
+    memcpy(p, bytes, n);
+    return p + n;
+}
+
+int mock_openai_render_token(const struct mock_openai_reply *r, int64_t token,
+                             const struct mock_openai_stamp *st, struct mock_buf *out)
+{
+    struct token_parts t;
+    token_parts(r, token, &t);
+    size_t n = sizeof data_prefix - 1 + r->chunk_head_len + t.pre_n + t.piece_n + t.post_n +
+               sizeof stamp_key - 1 + st->len + sizeof event_end - 1;
+    if (mock_buf_reserve(out, n) != 0)
+        return -1;
+    char *p = out->data + out->end;
+    p = put(p, data_prefix, sizeof data_prefix - 1);
+    p = put(p, r->chunk_head, r->chunk_head_len);
+    p = put(p, t.pre, t.pre_n);
+    p = put(p, t.piece, t.piece_n);
+    p = put(p, t.post, t.post_n);
+    p = put(p, stamp_key, sizeof stamp_key - 1);
+    p = put(p, st->digits, st->len);
+    put(p, event_end, sizeof event_end - 1);
+    out->end += n;
+    return 0;
 }
 
 int mock_openai_render_finish(const struct mock_openai_reply *r, int64_t send_ns,

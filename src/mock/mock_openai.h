@@ -51,9 +51,24 @@ void mock_openai_reply_free(struct mock_openai_reply *r);
 int mock_openai_render_role(const struct mock_openai_reply *r, int64_t send_ns,
                             struct mock_buf *out);
 
-/* The content chunk for token number token (1-based). */
-int mock_openai_render_token(const struct mock_openai_reply *r, int64_t token, int64_t send_ns,
-                             struct mock_buf *out);
+/* A tokstorm_send_ns value formatted once, for the content events of one write, which share
+ * it. */
+struct mock_openai_stamp {
+    char digits[24]; /* decimal, not terminated */
+    size_t len;
+};
+
+void mock_openai_stamp_set(struct mock_openai_stamp *st, int64_t send_ns);
+
+/* The exact size of the event mock_openai_render_token appends for token, so that a caller can
+ * write the HTTP chunk size first and render straight into its output buffer. */
+size_t mock_openai_token_bytes(const struct mock_openai_reply *r, int64_t token,
+                               const struct mock_openai_stamp *st);
+
+/* The content chunk for token number token (1-based). This is the per-token path: one
+ * reservation and straight copies, no intermediate buffer. */
+int mock_openai_render_token(const struct mock_openai_reply *r, int64_t token,
+                             const struct mock_openai_stamp *st, struct mock_buf *out);
 
 /* The chunk with finish_reason "length". */
 int mock_openai_render_finish(const struct mock_openai_reply *r, int64_t send_ns,

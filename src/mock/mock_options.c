@@ -17,6 +17,10 @@
 /* Bounds that keep every later sum (a step of max_batch streams) far from int64 overflow. */
 #define MOCK_MAX_DURATION_NS (INT64_C(86400) * TS_NS_PER_S)
 #define MOCK_MAX_BATCH       INT64_C(1000000)
+/* K events of ~250 bytes are rendered per stream per step: keep one write well under 1 MiB. */
+#define MOCK_MAX_EVENTS_PER_WRITE INT64_C(1024)
+/* One process per core is the useful range; this only catches typos like 10000. */
+#define MOCK_MAX_WORKERS 256
 
 enum {
     OPT_HOST = 256,
@@ -27,6 +31,8 @@ enum {
     OPT_STEP,
     OPT_PER_SEQ,
     OPT_MAX_BATCH,
+    OPT_EVENTS_PER_WRITE,
+    OPT_WORKERS,
     OPT_EXIT_AFTER,
     OPT_QUIET,
     OPT_STATS,
@@ -42,6 +48,8 @@ static const struct option long_options[] = {
     {"step", required_argument, NULL, OPT_STEP},
     {"per-seq", required_argument, NULL, OPT_PER_SEQ},
     {"max-batch", required_argument, NULL, OPT_MAX_BATCH},
+    {"events-per-write", required_argument, NULL, OPT_EVENTS_PER_WRITE},
+    {"workers", required_argument, NULL, OPT_WORKERS},
     {"exit-after", required_argument, NULL, OPT_EXIT_AFTER},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"stats", no_argument, NULL, OPT_STATS},
@@ -55,7 +63,8 @@ static const char help_text[] =
     "\n"
     "A mock LLM inference server speaking the OpenAI HTTP API (streaming and not), with a\n"
     "known timing model, for rehearsing tokstorm runs and testing tokstorm itself.\n"
-    "Single process, single thread, epoll; thousands of concurrent streams.\n"
+    "One single-threaded epoll loop per process (one process unless --workers); thousands of\n"
+    "concurrent streams per process.\n"
     "\n"
     "Options:\n"
     "  --host ADDR          numeric IPv4 or IPv6 address to listen on (default 127.0.0.1;\n"
@@ -68,11 +77,20 @@ static const char help_text[] =
     "  --ttft DURATION      prefill time from admission to the first token (default 50ms)\n"
     "  --step DURATION      fixed time of one decode step, > 0 (default 10ms)\n"
     "  --per-seq DURATION   extra decode-step time per stream in the step (default 0)\n"
-    "  --max-batch N        streams admitted at once, prefill + decode (default 64)\n"
+    "  --max-batch N        streams admitted at once, prefill + decode (default 64); with\n"
+    "                       --workers, per worker\n"
+    "  --events-per-write K  tokens per stream per decode step, each its own content event,\n"
+    "                       the K events of one stream and step sent in one write()\n"
+    "                       (default 1; 1 to 1024): a loaded server, or speculative decoding.\n"
+    "                       A step then yields K tokens per stream, so throughput is\n"
+    "                       K x batch / step; the first token (after ttft) stays one event\n"
+    "  --workers N          server processes sharing the port (default 1; 1 to 256): see\n"
+    "                       Workers below\n"
     "  --exit-after DURATION  exit with status 0 after this long (default 0 = never;\n"
     "                       a bare number is seconds)\n"
     "  --quiet              print nothing but fatal errors on stderr\n"
-    "  --stats              at exit, print one line of totals on stderr\n"
+    "  --stats              at exit, print one line of totals on stderr (with --workers,\n"
+    "                       one line summing all workers: see Workers)\n"
     "  --version            print the version and exit\n"
     "  -h, --help           print this help and exit\n"
     "\n"
@@ -83,6 +101,20 @@ static const char help_text[] =
     "When ready it prints exactly one line on stdout:\n"
     "  tokstorm-mock: listening on http://HOST:PORT      ([::1] bracketed for IPv6)\n"
     "SIGINT or SIGTERM closes the listening socket and exits 0.\n"
+    "\n"
+    "Workers (--workers N, N > 1): the parent binds the port (so --port 0 works; a port that\n"
+    "anything else holds fails as for one process) and forks N workers, each with its own\n"
+    "SO_REUSEPORT listening socket on that port, its own epoll loop and its own engine. The\n"
+    "kernel hashes each connection's addresses to one worker, so many connections spread\n"
+    "evenly; a connection stays with its worker. Each worker is one simulated GPU as\n"
+    "described below with its own --max-batch: capacity is workers x max-batch streams, and\n"
+    "the timing model holds per worker, not across them. The parent prints the ready line\n"
+    "and writes --port-file once every worker listens, passes SIGINT and SIGTERM on to the\n"
+    "workers and waits for them; it exits 0 when all stopped cleanly, or 1 (stopping the\n"
+    "others) as soon as one fails. --exit-after applies to all. --stats prints one line with\n"
+    "the sum of every worker's totals; its max_ fields are sums of per-worker maxima (an\n"
+    "upper bound: workers peak at different times). Response ids stay unique: worker w (from\n"
+    "0) numbers its requests w+1, w+1+N, ...\n"
     "\n"
     "Endpoints: GET /v1/models, GET /health, POST /v1/chat/completions (needs \"messages\"),\n"
     "POST /v1/completions (needs \"prompt\"). Request fields used: max_tokens or\n"
@@ -101,19 +133,22 @@ static const char help_text[] =
     "  - Admitted at time a, the first token is sent at a + ttft.\n"
     "  - It then joins the decode set at the start of the next decode step. Steps run back to\n"
     "    back while the set is non-empty: a step starting at s with k streams ends at\n"
-    "    s + step + per-seq * k, and each of the k streams gets one token then. Streams that\n"
-    "    get their first token during a step wait for the next one.\n"
+    "    s + step + per-seq * k, and each of the k streams gets K = --events-per-write tokens\n"
+    "    then (fewer if it needs fewer to reach max_tokens). Streams that get their first\n"
+    "    token during a step wait for the next one.\n"
     "  - After its last token a stream finishes at once (finish chunk, usage chunk if asked,\n"
     "    [DONE]) and its slot goes to the head of the queue.\n"
-    "  So one request alone takes ttft + (max_tokens - 1) * step, and throughput saturates at\n"
-    "  max-batch / (step + per-seq * max-batch) tokens per second.\n"
+    "  So one request alone takes ttft + ceil((max_tokens - 1) / K) * step, and throughput\n"
+    "  saturates at K * max-batch / (step + per-seq * max-batch) tokens per second (per\n"
+    "  worker).\n"
     "  A late timer keeps the schedule (steps are timed from their scheduled start, so timer\n"
     "  latency does not drift); if the server falls more than half a step behind, the clock\n"
     "  restarts from half a step before now instead of sending a burst of catch-up tokens.\n"
     "\n"
     "Every chunk carries \"tokstorm_send_ns\": CLOCK_MONOTONIC nanoseconds when it was written\n"
-    "to the socket, for comparison with receive times taken on the same host. Chat streams\n"
-    "start with a role chunk (no content: not a token); completions streams have none.\n";
+    "to the socket, for comparison with receive times taken on the same host (the K events\n"
+    "of one write share one stamp). Chat streams start with a role chunk (no content: not a\n"
+    "token); completions streams have none.\n";
 
 static int bad(char *err, size_t err_len, const char *opt, const char *arg, const char *want)
 {
@@ -183,6 +218,18 @@ static int parse_one(int c, const char *arg, struct mock_options *opt, char *err
             opt->max_batch > MOCK_MAX_BATCH)
             return bad(err, err_len, "max-batch", arg, "expected a count from 1 to 1M");
         return 0;
+    case OPT_EVENTS_PER_WRITE:
+        if (units_parse_count(arg, &opt->events_per_write) != 0 || opt->events_per_write < 1 ||
+            opt->events_per_write > MOCK_MAX_EVENTS_PER_WRITE)
+            return bad(err, err_len, "events-per-write", arg, "expected a count from 1 to 1024");
+        return 0;
+    case OPT_WORKERS: {
+        int64_t n;
+        if (units_parse_count(arg, &n) != 0 || n < 1 || n > MOCK_MAX_WORKERS)
+            return bad(err, err_len, "workers", arg, "expected a count from 1 to 256");
+        opt->workers = (int)n;
+        return 0;
+    }
     case OPT_QUIET:
         opt->quiet = true;
         return 0;
@@ -206,6 +253,8 @@ enum mock_options_result mock_options_parse(int argc, char **argv, struct mock_o
         .step_ns = 10 * TS_NS_PER_MS,
         .per_seq_ns = 0,
         .max_batch = 64,
+        .events_per_write = 1,
+        .workers = 1,
     };
     /* Our own messages instead of getopt's, so a bad option is always one line naming it. */
     opterr = 0;

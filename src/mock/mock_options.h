@@ -9,17 +9,19 @@
 #include <stdio.h>
 
 struct mock_options {
-    const char *host;      /* numeric IPv4 or IPv6 listen address (points into argv) */
-    int port;              /* TCP port; 0 = an ephemeral port chosen by the kernel */
-    const char *port_file; /* where to write the chosen port, or NULL */
-    const char *model;     /* model id served and listed (points into argv or a literal) */
-    int64_t ttft_ns;       /* prefill time: admission to first token */
-    int64_t step_ns;       /* fixed cost of one decode step */
-    int64_t per_seq_ns;    /* extra decode-step cost per stream in the step */
-    int64_t max_batch;     /* streams admitted at once (prefill + decode) */
-    int64_t exit_after_ns; /* exit by itself after this long; 0 = never */
-    bool quiet;            /* no warnings on stderr, only fatal errors */
-    bool stats;            /* print a totals line on stderr at exit */
+    const char *host;         /* numeric IPv4 or IPv6 listen address (points into argv) */
+    int port;                 /* TCP port; 0 = an ephemeral port chosen by the kernel */
+    const char *port_file;    /* where to write the chosen port, or NULL */
+    const char *model;        /* model id served and listed (points into argv or a literal) */
+    int64_t ttft_ns;          /* prefill time: admission to first token */
+    int64_t step_ns;          /* fixed cost of one decode step */
+    int64_t per_seq_ns;       /* extra decode-step cost per stream in the step */
+    int64_t max_batch;        /* streams admitted at once (prefill + decode), per worker */
+    int64_t events_per_write; /* tokens per stream per decode step, sent in one write */
+    int workers;              /* server processes sharing the port; 1 = no fork */
+    int64_t exit_after_ns;    /* exit by itself after this long; 0 = never */
+    bool quiet;               /* no warnings on stderr, only fatal errors */
+    bool stats;               /* print a totals line on stderr at exit */
 };
 
 enum mock_options_result {
