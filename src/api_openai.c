@@ -1,7 +1,9 @@
-/* api_openai.c: the OpenAI chat and completions dialects: one request body out, one SSE event's
- * data in, both through cJSON. It knows nothing of curl, sockets, clocks or MPI, nor of SSE
- * framing: the caller hands it one event's data at a time. */
+/* api_openai.c: the OpenAI chat and completions dialects: one request body out (cJSON), one SSE
+ * event's data in (api_scan.c's tokenizer first, this file's cJSON reading as the reference and
+ * fallback). It knows nothing of curl, sockets, clocks or MPI, nor of SSE framing: the caller
+ * hands it one event's data at a time. */
 #include "tokstorm/api.h"
+#include "tokstorm/api_internal.h"
 
 #include <cJSON.h>
 #include <stdlib.h>
@@ -185,7 +187,7 @@ done:
 /* Copies at most limit bytes of src into dst (cap bytes, NUL included), never ending inside a
  * UTF-8 sequence, with control bytes turned into spaces: the message ends up on one line of a
  * log or a table cell, whatever the server sent. */
-static void copy_message(char *dst, size_t cap, const char *src, size_t src_len, size_t limit)
+void api_copy_message(char *dst, size_t cap, const char *src, size_t src_len, size_t limit)
 {
     size_t n = src_len;
     if (n > limit)
@@ -205,8 +207,8 @@ static void copy_message(char *dst, size_t cap, const char *src, size_t src_len,
 static void set_error(struct ts_api_chunk *out, const char *message)
 {
     out->error = 1;
-    copy_message(out->error_message, sizeof out->error_message, message, strlen(message),
-                 sizeof out->error_message);
+    api_copy_message(out->error_message, sizeof out->error_message, message, strlen(message),
+                     sizeof out->error_message);
 }
 
 static int is_json_space(char c)
@@ -321,6 +323,18 @@ static void read_usage(const cJSON *root, struct ts_api_chunk *out)
 
 int api_parse_event(enum ts_api_kind kind, const char *data, size_t len, struct ts_api_chunk *out)
 {
+    /* Every streamed token is one event, and building a cJSON tree allocates a node per member:
+     * about 2 us an event against a budget of 1 us per token for the whole rank. The scan reads
+     * the usual chunks without allocating; what it is not sure of, cJSON decides, so the answer
+     * is the reference one either way. */
+    if (data != NULL && len > 0 && api_scan_event(kind, data, len, out) == 0)
+        return 0;
+    return api_parse_event_cjson(kind, data, len, out);
+}
+
+int api_parse_event_cjson(enum ts_api_kind kind, const char *data, size_t len,
+                          struct ts_api_chunk *out)
+{
     memset(out, 0, sizeof *out);
     if (data == NULL)
         len = 0;
@@ -344,9 +358,9 @@ int api_parse_event(enum ts_api_kind kind, const char *data, size_t len, struct 
         cJSON_Delete(root);
         out->error = 1;
         memcpy(out->error_message, prefix, sizeof prefix - 1);
-        copy_message(out->error_message + sizeof prefix - 1,
-                     sizeof out->error_message - (sizeof prefix - 1), data, len,
-                     API_MALFORMED_QUOTE_BYTES);
+        api_copy_message(out->error_message + sizeof prefix - 1,
+                         sizeof out->error_message - (sizeof prefix - 1), data, len,
+                         API_MALFORMED_QUOTE_BYTES);
         return TS_API_ERR_MALFORMED;
     }
 

@@ -1,11 +1,15 @@
-/* test_api.c: the OpenAI dialects: request bodies checked by parsing them back with cJSON, and
- * event interpretation over the chunks that vLLM, SGLang and OpenAI actually send. */
+/* test_api.c: the OpenAI dialects: request bodies checked by parsing them back with cJSON, event
+ * interpretation over the chunks that vLLM, SGLang and OpenAI actually send, and the fast scan
+ * checked against the cJSON reading on a corpus and on thousands of mutations of it. */
 #include "tokstorm/api.h"
+#include "tokstorm/api_internal.h"
 
 #include "check.h"
 
 #include <cJSON.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -371,6 +375,686 @@ static void test_unstreamed_response(void)
     CHECK_EQ_INT(c.completion_tokens, 3);
 }
 
+/* The fast reading (api_scan.c) against the reference (cJSON): the same struct, byte for byte,
+ * and the same return code, for every input. FAST entries are shapes servers send on every
+ * token, which the scan must read itself; SLOW ones it must leave to cJSON; ANY may go either
+ * way as long as the answer is the same. */
+enum scan_expect { ANY, FAST, SLOW };
+
+struct corpus_entry {
+    const char *data;
+    size_t len;
+    enum scan_expect expect;
+};
+
+/* clang-format off */
+#define ENTRY(literal, expect) {literal, sizeof(literal) - 1, expect}
+/* clang-format on */
+
+#define VLLM_HEAD                                                                                  \
+    "{\"id\":\"chatcmpl-8c6b0f2d9a3e4b1c8f7e6d5c4b3a2910\",\"object\":\"chat.completion.chunk\","  \
+    "\"created\":1718000000,\"model\":\"meta-llama/Llama-3.1-8B-Instruct\","
+#define SGLANG_HEAD                                                                                \
+    "{\"id\":\"0f5c2e8a1b7d4c3e9a6b5d4c3e2f1a0b\",\"object\":\"chat.completion.chunk\","           \
+    "\"created\":1718000000,\"model\":\"default\","
+#define CMPL_HEAD                                                                                  \
+    "{\"id\":\"cmpl-5e1d\",\"object\":\"text_completion\",\"created\":1718000000,\"model\":\"m\","
+
+static const struct corpus_entry scan_corpus[] = {
+    /* vLLM chat */
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
+                    "\"logprobs\":null,\"finish_reason\":null}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" the\"},\"logprobs\":null,"
+                    "\"finish_reason\":null}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"logprobs\":null,"
+                    "\"finish_reason\":\"stop\",\"stop_reason\":null}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\".\"},\"logprobs\":null,"
+                    "\"finish_reason\":\"length\",\"stop_reason\":128009}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"total_tokens\":140,"
+                    "\"completion_tokens\":128}}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"total_tokens\":140,"
+                    "\"completion_tokens\":128,\"prompt_tokens_details\":{\"cached_tokens\":0}}}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" of\"},\"logprobs\":null,"
+                    "\"finish_reason\":null}],\"usage\":{\"prompt_tokens\":12,\"total_tokens\":15,"
+                    "\"completion_tokens\":3}}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Let me think\"},"
+                    "\"logprobs\":null,\"finish_reason\":null}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\" so\",\"content\":null},"
+                    "\"logprobs\":null,\"finish_reason\":null}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"\",\"reasoning_content\":"
+                    "\"\",\"content\":\"\"},\"finish_reason\":null}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}},{\"index\":1,"
+                    "\"delta\":{\"content\":\"b\"}},{\"index\":2,\"delta\":{\"content\":\"\"},"
+                    "\"finish_reason\":\"stop\"}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\n\\n\"},"
+                    "\"finish_reason\":null}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"say \\\"hi\\\" \\\\ \\/ "
+                    "\\t\\r\\b\\f\"},\"finish_reason\":null}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"caf\\u00e9 \\u4e2d "
+                    "\\ud83d\\ude00\"},\"finish_reason\":null}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"caf\xC3\xA9 \xE4\xB8\xAD "
+                    "\xF0\x9F\x98\x80\"},\"finish_reason\":null}]}",
+          FAST),
+    /* A string that decodes to a leading NUL reads as empty in cJSON. */
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\u0000abc\"}}]}", FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\\u0000\"}}]}", FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\\\u0000\"}}]}", FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\x01\"}}]}", FAST),
+    /* Surrogates cJSON rejects, making the whole event malformed. */
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\ud800\"}}]}", SLOW),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\udc00x\"}}]}", SLOW),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\ud800\\u0041\"}}]}",
+          SLOW),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\uD83D\\\\uDE00\"}}]}",
+          SLOW),
+    ENTRY("{\"id\":\"\\ud83d\",\"choices\":[]}", SLOW),
+    ENTRY("{\"id\":\"\\uDBFF\\uDFFF\",\"choices\":[]}", FAST),
+
+    /* SGLang chat: every field present, nulls included. */
+    ENTRY(SGLANG_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":"
+                      "\"\",\"reasoning_content\":null,\"tool_calls\":null},\"logprobs\":null,"
+                      "\"finish_reason\":null,\"matched_stop\":null}],\"usage\":null}",
+          FAST),
+    ENTRY(SGLANG_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":\" world\","
+                      "\"reasoning_content\":null,\"tool_calls\":null},\"logprobs\":null,"
+                      "\"finish_reason\":null,\"matched_stop\":null}],\"usage\":null}",
+          FAST),
+    ENTRY(SGLANG_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":null,"
+                      "\"reasoning_content\":\"Hmm\",\"tool_calls\":null},\"logprobs\":null,"
+                      "\"finish_reason\":null,\"matched_stop\":null}],\"usage\":null}",
+          FAST),
+    ENTRY(SGLANG_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":\"!\","
+                      "\"reasoning_content\":null,\"tool_calls\":null},\"logprobs\":null,"
+                      "\"finish_reason\":\"stop\",\"matched_stop\":128009}],\"usage\":null}",
+          FAST),
+    ENTRY(SGLANG_HEAD "\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"total_tokens\":1031,"
+                      "\"completion_tokens\":1024,\"prompt_tokens_details\":null}}",
+          FAST),
+
+    /* OpenAI: system_fingerprint, usage null until the last chunk. */
+    ENTRY("{\"id\":\"chatcmpl-9\",\"object\":\"chat.completion.chunk\",\"created\":1718000000,"
+          "\"model\":\"gpt-4o-mini\",\"system_fingerprint\":\"fp_0ba0d124f1\",\"choices\":[{"
+          "\"index\":0,\"delta\":{\"content\":\"Hi\"},\"logprobs\":null,\"finish_reason\":null}],"
+          "\"usage\":null}",
+          FAST),
+    ENTRY("{\"id\":\"chatcmpl-9\",\"object\":\"chat.completion.chunk\",\"created\":1718000000,"
+          "\"model\":\"gpt-4o-mini\",\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,"
+          "\"finish_reason\":\"stop\"}],\"usage\":null}",
+          FAST),
+    ENTRY("{\"id\":\"chatcmpl-2\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,"
+          "\"message\":{\"role\":\"assistant\",\"content\":\"Hi.\"},\"finish_reason\":\"stop\"}],"
+          "\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3,\"total_tokens\":12}}",
+          FAST),
+
+    /* Completions */
+    ENTRY(CMPL_HEAD "\"choices\":[{\"index\":0,\"text\":\" world\",\"logprobs\":null,"
+                    "\"finish_reason\":null,\"stop_reason\":null}],\"usage\":null}",
+          FAST),
+    ENTRY(CMPL_HEAD "\"choices\":[{\"index\":0,\"text\":\"\",\"logprobs\":null,"
+                    "\"finish_reason\":\"length\",\"stop_reason\":null}]}",
+          FAST),
+    ENTRY(CMPL_HEAD "\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"total_tokens\":135,"
+                    "\"completion_tokens\":128}}",
+          FAST),
+    ENTRY(CMPL_HEAD "\"choices\":[{\"index\":0,\"text\":\"\\u00e9\\n\"}]}", FAST),
+
+    /* Errors */
+    ENTRY(
+        "{\"error\":{\"message\":\"The model is overloaded\",\"type\":\"ServiceUnavailableError\","
+        "\"param\":null,\"code\":503}}",
+        FAST),
+    ENTRY("{\"error\":\"upstream reset\"}", FAST),
+    ENTRY("{\"error\":{\"type\":\"InternalServerError\"}}", FAST),
+    ENTRY("{\"error\":{\"code\":500}}", FAST),
+    ENTRY("{\"error\":{\"message\":null,\"type\":\"X\"}}", FAST),
+    ENTRY("{\"error\":{\"message\":\"\"}}", FAST),
+    ENTRY("{\"error\":{\"message\":\"line1\\nline2 \\\"q\\\" caf\\u00e9\"}}", SLOW),
+    ENTRY("{\"error\":\"\\u0000hidden\"}", SLOW),
+    ENTRY("{\"error\":\"tab\there\x7f and \xC3\xA9\"}", FAST),
+    ENTRY("{\"object\":\"error\",\"message\":\"This model's maximum context length is 4096 "
+          "tokens.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}",
+          FAST),
+    ENTRY("{\"object\":\"error\",\"type\":\"BadRequestError\"}", FAST),
+    ENTRY("{\"object\":\"error\"}", FAST),
+    ENTRY("{\"object\":\"errors\",\"message\":\"x\"}", FAST),
+    ENTRY("{\"object\":\"err\\u006fr\",\"message\":\"x\"}", SLOW),
+    ENTRY("{\"object\":\"error\\u0000x\",\"message\":\"x\"}", SLOW),
+    ENTRY("{\"error\":null,\"object\":\"error\",\"message\":\"null error\"}", FAST),
+    ENTRY("{\"error\":false,\"object\":\"chat.completion.chunk\"}", FAST),
+    ENTRY("{\"error\":[\"a\"],\"object\":\"error\"}", FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}],\"error\":null}",
+          FAST),
+
+    /* Null and odd types where chunks have objects or strings. */
+    ENTRY(VLLM_HEAD "\"choices\":null}", FAST),
+    ENTRY(VLLM_HEAD "\"choices\":{\"index\":0}}", FAST),
+    ENTRY("{\"choices\":{\"0\":{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}}}", FAST),
+    ENTRY("{\"choices\":[[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}]]}", FAST),
+    ENTRY("{\"choices\":[{\"delta\":[{\"content\":\"x\"}],\"message\":{\"content\":\"y\"}}]}",
+          FAST),
+    ENTRY("{\"choices\":[{\"delta\":{\"content\":\"\"},\"message\":{\"content\":\"y\"}}]}", FAST),
+    ENTRY(VLLM_HEAD
+          "\"choices\":[null,1,\"x\",[],{\"delta\":null,\"message\":{\"content\":\"m\"}}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"delta\":\"content\",\"message\":[\"content\"]}]}", FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"delta\":{\"content\":5,\"reasoning\":true},"
+                    "\"finish_reason\":false}]}",
+          FAST),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"delta\":{\"content\":[\"a\"]},\"finish_reason\":\"\"}]}",
+          FAST),
+    ENTRY("{\"usage\":null}", FAST),
+    ENTRY("{\"usage\":{\"prompt_tokens\":3}}", FAST),
+    ENTRY("{\"usage\":{\"completion_tokens\":\"7\"}}", FAST),
+    ENTRY("{\"usage\":{\"completion_tokens\":null,\"prompt_tokens\":4}}", FAST),
+    ENTRY("{\"usage\":{\"completion_tokens\":5,\"prompt_tokens\":\"4\"}}", FAST),
+    ENTRY("{\"usage\":[{\"completion_tokens\":5}]}", FAST),
+
+    /* Numbers */
+    ENTRY("{\"usage\":{\"completion_tokens\":5.0,\"prompt_tokens\":12.0}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":5,\"prompt_tokens\":1.2e1}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":1E2}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":-4,\"prompt_tokens\":-0}}", FAST),
+    ENTRY("{\"usage\":{\"completion_tokens\":-0.0}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":0}}", FAST),
+    ENTRY("{\"usage\":{\"completion_tokens\":3000000000}}", FAST),
+    ENTRY("{\"usage\":{\"completion_tokens\":999999999999999}}", FAST),
+    ENTRY("{\"usage\":{\"completion_tokens\":9007199254740993}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":12345678901234567890123}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":1e300,\"prompt_tokens\":-1e300}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":1e999}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":01}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":1.}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":.5}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":+5}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":-}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":1e}}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":0x10}}", SLOW),
+    ENTRY("{\"created\":1.5e-3,\"x\":-0.25E+2,\"choices\":[]}", FAST),
+    ENTRY("{\"created\":12345678901234567890123456789012345678901234567890123456789012345678901,"
+          "\"choices\":[]}",
+          SLOW),
+
+    /* Whitespace */
+    ENTRY(
+        "{\n  \"choices\": [\n    {\n      \"index\": 0,\n      \"delta\": {\"content\": \"x\"},\n"
+        "      \"finish_reason\": null\n    }\n  ],\n  \"usage\" : { \"completion_tokens\" : 2 "
+        "}\n}",
+        FAST),
+    ENTRY(" \t\r\n{\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\r\n \t", FAST),
+    ENTRY("{ } ", FAST),
+    ENTRY("{\"choices\":[ ]}", FAST),
+    ENTRY("{\"choices\":\v[]}", SLOW),
+    ENTRY("{\"choices\":[]\f}", SLOW),
+    ENTRY("\xEF\xBB\xBF{\"choices\":[{\"delta\":{\"content\":\"x\"}}]}", SLOW),
+    ENTRY("{\"choices\":[]}\v", SLOW),
+
+    /* Duplicate members: cJSON reads the first. */
+    ENTRY("{\"choices\":[{\"delta\":{\"content\":\"x\"}}],\"choices\":null}", FAST),
+    ENTRY("{\"choices\":null,\"choices\":[{\"delta\":{\"content\":\"x\"}}]}", FAST),
+    ENTRY("{\"choices\":[{\"delta\":{\"content\":\"\",\"content\":\"x\"},\"delta\":{}}]}", FAST),
+    ENTRY("{\"usage\":{\"completion_tokens\":1,\"completion_tokens\":2},\"usage\":null}", FAST),
+    ENTRY("{\"error\":\"first\",\"error\":{\"message\":\"second\"}}", FAST),
+    /* Names with escapes are cJSON's to decode. */
+    ENTRY("{\"choices\":[{\"delta\":{\"cont\\u0065nt\":\"x\"}}]}", SLOW),
+    ENTRY("{\"choices\":[{\"delta\":{\"content\\u0000x\":\"x\"}}]}", SLOW),
+    ENTRY("{\"ch\\\"oices\":[]}", SLOW),
+
+    /* Malformed: cJSON says so, the scan never answers. */
+    ENTRY("", SLOW),
+    ENTRY("   ", SLOW),
+    ENTRY("{", SLOW),
+    ENTRY("}", SLOW),
+    ENTRY("{\"choices\":[{\"delta\":", SLOW),
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" the\"}", SLOW),
+    ENTRY("<html><head><title>502 Bad Gateway</title></head><body></body>", SLOW),
+    ENTRY("[1,2]", SLOW),
+    ENTRY("\"text\"", SLOW),
+    ENTRY("null", SLOW),
+    ENTRY("42", SLOW),
+    ENTRY("{\"a\":1} {\"b\":2}", SLOW),
+    ENTRY("{\"a\":1}}", SLOW),
+    ENTRY("{\"a\":1}]", SLOW),
+    ENTRY("{\"a\" \"b\"}", SLOW),
+    ENTRY("{\"a\":1,}", SLOW),
+    ENTRY("{\"a\":[1,,2]}", SLOW),
+    ENTRY("{\"a\":[1 2]}", SLOW),
+    ENTRY("{\"a\":[1,]}", SLOW),
+    ENTRY("{,}", SLOW),
+    ENTRY("{\"a\"}", SLOW),
+    ENTRY("{\"a\":}", SLOW),
+    ENTRY("{\"a\"::1}", SLOW),
+    ENTRY("{\"a\":1:2}", SLOW),
+    ENTRY("{\"a\":1,\"b\"}", SLOW),
+    ENTRY("{1:2}", SLOW),
+    ENTRY("{null:2}", SLOW),
+    ENTRY("{{}:2}", SLOW),
+    ENTRY("{\"a\":tru}", SLOW),
+    ENTRY("{\"a\":nul}", SLOW),
+    ENTRY("{\"a\":nullx}", SLOW),
+    ENTRY("{\"a\":True}", SLOW),
+    ENTRY("{\"a\":undefined}", SLOW),
+    ENTRY("{\"a\":NaN}", SLOW),
+    ENTRY("{\"a\":\"unterminated}", SLOW),
+    ENTRY("{\"a\":\"bad \\x escape\"}", SLOW),
+    ENTRY("{\"a\":\"short \\u12\"}", SLOW),
+    ENTRY("{\"a\":\"ends in backslash\\", SLOW),
+    ENTRY("{\"a\":[}", SLOW),
+    ENTRY("{\"a\":{]}", SLOW),
+    ENTRY("{\"a\":1]", SLOW),
+    ENTRY("{'a':1}", SLOW),
+    ENTRY("{\"a\":1\x01}", SLOW),
+    ENTRY("{\"a\":\"nul \0 inside\",\"choices\":[{\"delta\":{\"content\":\"x\"}}]}", SLOW),
+    ENTRY("{\"a\":1\0}", SLOW),
+    ENTRY("{\"a\":1}\0", SLOW),
+    ENTRY("{\"choices\":[{\"delta\":{\"content\":\"\0x\"}}]}", SLOW),
+
+    /* [DONE] and its near misses */
+    ENTRY("[DONE]", SLOW),
+    ENTRY(" \t[DONE]\r\n", SLOW),
+    ENTRY("[DONE]x", SLOW),
+    ENTRY("[done]", SLOW),
+    ENTRY("[ DONE ]", SLOW),
+    ENTRY("[\"DONE\"]", SLOW),
+    ENTRY("DONE", SLOW),
+};
+
+/* Prints bytes as a C string, for a failure message that can be pasted into the corpus. */
+static void print_escaped(FILE *f, const char *data, size_t len)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)data[i];
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c >= 0x20 && c < 0x7f)
+            fputc(c, f);
+        else
+            fprintf(f, "\\x%02x\"\"", c);
+    }
+    fputc('"', f);
+}
+
+static void print_chunk(FILE *f, const char *label, int rc, const struct ts_api_chunk *c)
+{
+    fprintf(f,
+            "  %s: rc=%d done=%d content=%d reasoning=%d finished=%d usage=%d prompt=%lld "
+            "completion=%lld error=%d message=\"%s\"\n",
+            label, rc, c->done, c->content_pieces, c->reasoning_pieces, c->finished, c->has_usage,
+            (long long)c->prompt_tokens, (long long)c->completion_tokens, c->error,
+            c->error_message);
+}
+
+/* Reads data (copied to an exact-size heap block, so that ASan and valgrind see any read past
+ * len) through api_parse_event, api_scan_event and cJSON alone, and checks that all three agree.
+ * Returns 1 when the scan answered by itself, 0 when it declined. */
+static int check_same_as_cjson(enum ts_api_kind kind, const char *data, size_t len)
+{
+    char *copy = malloc(len > 0 ? len : 1);
+    if (len > 0)
+        memcpy(copy, data, len);
+    struct ts_api_chunk ref, got, scanned;
+    /* Different garbage in each, so that a field one path forgets to set cannot match by luck. */
+    memset(&ref, 0xA5, sizeof ref);
+    memset(&got, 0x5A, sizeof got);
+    memset(&scanned, 0x3C, sizeof scanned);
+    int ref_rc = api_parse_event_cjson(kind, copy, len, &ref);
+    int got_rc = api_parse_event(kind, copy, len, &got);
+    int scan_rc = api_scan_event(kind, copy, len, &scanned);
+    free(copy);
+
+    int same = got_rc == ref_rc && memcmp(&got, &ref, sizeof ref) == 0;
+    int scan_ok = scan_rc == TS_API_SCAN_DECLINED
+                      ? memcmp(&scanned, &(struct ts_api_chunk){0}, sizeof scanned) == 0
+                      : scan_rc == 0 && ref_rc == 0 && memcmp(&scanned, &ref, sizeof ref) == 0;
+    CHECK(same);
+    CHECK(scan_ok);
+    if (!same || !scan_ok) {
+        fprintf(stderr, "differs from cJSON (kind %d, scan rc %d): ", (int)kind, scan_rc);
+        print_escaped(stderr, data, len);
+        fputc('\n', stderr);
+        print_chunk(stderr, "cjson", ref_rc, &ref);
+        print_chunk(stderr, "parse", got_rc, &got);
+        print_chunk(stderr, "scan ", scan_rc, &scanned);
+    }
+    return scan_rc == 0;
+}
+
+static const enum ts_api_kind scan_kinds[] = {TS_API_CHAT, TS_API_COMPLETIONS, (enum ts_api_kind)7};
+
+static void test_scan_corpus(void)
+{
+    size_t n = sizeof scan_corpus / sizeof scan_corpus[0];
+    int fast = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct corpus_entry *e = &scan_corpus[i];
+        for (size_t k = 0; k < sizeof scan_kinds / sizeof scan_kinds[0]; k++) {
+            int handled = check_same_as_cjson(scan_kinds[k], e->data, e->len);
+            fast += handled;
+            if (e->expect != ANY && handled != (e->expect == FAST)) {
+                CHECK(handled == (e->expect == FAST));
+                fprintf(stderr, "corpus entry %zu (kind %d): expected the scan to %s it\n", i,
+                        (int)scan_kinds[k], e->expect == FAST ? "read" : "decline");
+            }
+        }
+    }
+    printf("scan corpus: %zu entries x %zu kinds, %d read by the scan\n", n,
+           sizeof scan_kinds / sizeof scan_kinds[0], fast);
+}
+
+/* Nesting deeper than the scan goes, and more tokens than it holds: cJSON reads both. */
+static void test_scan_limits(void)
+{
+    char deep[512];
+    size_t n = 0;
+    n += (size_t)snprintf(deep + n, sizeof deep - n,
+                          "{\"choices\":[{\"delta\":{\"content\":\"x\"},"
+                          "\"extra\":");
+    for (int i = 0; i < 40; i++)
+        deep[n++] = '[';
+    for (int i = 0; i < 40; i++)
+        deep[n++] = ']';
+    n += (size_t)snprintf(deep + n, sizeof deep - n, "}]}");
+    CHECK_EQ_INT(check_same_as_cjson(TS_API_CHAT, deep, n), 0);
+
+    /* A chunk with a long logprobs list: about 700 tokens. */
+    static char wide[16384];
+    n = (size_t)snprintf(wide, sizeof wide,
+                         VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{"
+                                   "\"content\":\"x\"},\"logprobs\":{"
+                                   "\"content\":[");
+    for (int i = 0; i < 60; i++)
+        n += (size_t)snprintf(wide + n, sizeof wide - n,
+                              "%s{\"token\":\"t%d\",\"logprob\":-0.%d,\"bytes\":[116,%d],"
+                              "\"top_logprobs\":[]}",
+                              i > 0 ? "," : "", i, i + 1, 48 + i % 10);
+    n += (size_t)snprintf(wide + n, sizeof wide - n, "]},\"finish_reason\":null}]}");
+    CHECK(n < sizeof wide);
+    CHECK_EQ_INT(check_same_as_cjson(TS_API_CHAT, wide, n), 0);
+    struct ts_api_chunk c;
+    CHECK_EQ_INT(api_parse_event(TS_API_CHAT, wide, n, &c), 0);
+    CHECK_EQ_INT(c.content_pieces, 1);
+
+    /* Just inside both limits, the scan still reads it. */
+    n = (size_t)snprintf(deep, sizeof deep,
+                         "{\"choices\":[{\"delta\":{\"content\":\"x\"},"
+                         "\"extra\":");
+    for (int i = 0; i < 28; i++)
+        deep[n++] = '[';
+    for (int i = 0; i < 28; i++)
+        deep[n++] = ']';
+    n += (size_t)snprintf(deep + n, sizeof deep - n, "}]}");
+    CHECK_EQ_INT(check_same_as_cjson(TS_API_CHAT, deep, n), 1);
+}
+
+/* xorshift64*: a fixed seed, so a failing mutation is the same one on every run. */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+/* Bytes that matter to JSON and to the scan's special cases, more likely than random ones. */
+static const char mutation_bytes[] = "{}[]\":,\\u0123456789-+.eEnulltruefalse \t\r\n\v\0\x01\x7f"
+                                     "\xC3\xA9\xff"
+                                     "Ddx/";
+
+static size_t mutate(uint64_t *rng, char *buf, size_t len, size_t cap)
+{
+    int edits = 1 + (int)(next_random(rng) % 3);
+    for (int e = 0; e < edits; e++) {
+        uint64_t r = next_random(rng);
+        size_t at = len > 0 ? (size_t)(r >> 16) % len : 0;
+        char byte =
+            (r & 0x100) ? mutation_bytes[(r >> 40) % (sizeof mutation_bytes - 1)] : (char)(r >> 48);
+        switch (r % 7) {
+        case 0: /* flip a byte */
+        case 1:
+            if (len > 0)
+                buf[at] = byte;
+            break;
+        case 6: /* a letter for a letter: names and values change, the JSON mostly stays valid */
+            if (len > 0)
+                buf[at] = "abcdefnrtuxyz0159"[(r >> 40) % 17];
+            break;
+        case 2: /* insert one */
+            if (len + 1 <= cap) {
+                memmove(buf + at + 1, buf + at, len - at);
+                buf[at] = byte;
+                len++;
+            }
+            break;
+        case 3: /* delete one */
+            if (len > 0) {
+                memmove(buf + at, buf + at + 1, len - at - 1);
+                len--;
+            }
+            break;
+        case 4: /* truncate */
+            len = at;
+            break;
+        case 5: { /* repeat a short run, as a stream spliced twice would */
+            size_t run = 1 + (size_t)(r >> 8) % 12;
+            if (at + run <= len && len + run <= cap) {
+                memmove(buf + at + run, buf + at, len - at);
+                len += run;
+            }
+            break;
+        }
+        }
+    }
+    return len;
+}
+
+/* Random chunks that are valid JSON, shaped like chunks: the members the interpretation reads,
+ * where it reads them most of the time and with random types, order, spacing and repetition
+ * otherwise. The mutations above mostly break the JSON; these are what the scan reads itself. */
+struct gen {
+    uint64_t *rng;
+    char *buf;
+    size_t len, cap;
+};
+
+static void gen_put(struct gen *g, const char *text)
+{
+    size_t n = strlen(text);
+    if (g->len + n < g->cap) {
+        memcpy(g->buf + g->len, text, n);
+        g->len += n;
+    }
+}
+
+static unsigned gen_pick(struct gen *g, unsigned n)
+{
+    return (unsigned)(next_random(g->rng) % n);
+}
+
+static void gen_space(struct gen *g)
+{
+    static const char *const spaces[] = {"", "", "", "", " ", "\n", "\t  ", "\r\n"};
+    gen_put(g, spaces[gen_pick(g, 8)]);
+}
+
+/* Where a member sits decides which names it likely has and what its value likely is. */
+enum gen_level { GEN_ROOT, GEN_CHOICE, GEN_DELTA, GEN_USAGE, GEN_ERROR, GEN_ANY };
+
+struct gen_member {
+    const char *name;
+    enum gen_level holds; /* GEN_ANY: a scalar; GEN_CHOICE: an array of choices; else an object */
+};
+
+static const struct gen_member gen_members[][6] = {
+    [GEN_ROOT] = {{"choices", GEN_CHOICE},
+                  {"usage", GEN_USAGE},
+                  {"error", GEN_ERROR},
+                  {"object", GEN_ANY},
+                  {"message", GEN_ANY},
+                  {"id", GEN_ANY}},
+    [GEN_CHOICE] = {{"delta", GEN_DELTA},
+                    {"message", GEN_DELTA},
+                    {"text", GEN_ANY},
+                    {"finish_reason", GEN_ANY},
+                    {"index", GEN_ANY},
+                    {"logprobs", GEN_ANY}},
+    [GEN_DELTA] = {{"content", GEN_ANY},
+                   {"reasoning_content", GEN_ANY},
+                   {"reasoning", GEN_ANY},
+                   {"content", GEN_ANY},
+                   {"role", GEN_ANY},
+                   {"tool_calls", GEN_ANY}},
+    [GEN_USAGE] = {{"completion_tokens", GEN_ANY},
+                   {"prompt_tokens", GEN_ANY},
+                   {"completion_tokens", GEN_ANY},
+                   {"prompt_tokens", GEN_ANY},
+                   {"total_tokens", GEN_ANY},
+                   {"details", GEN_USAGE}},
+    [GEN_ERROR] = {{"message", GEN_ANY},
+                   {"type", GEN_ANY},
+                   {"code", GEN_ANY},
+                   {"message", GEN_ANY},
+                   {"param", GEN_ANY},
+                   {"error", GEN_ERROR}},
+};
+
+static void gen_value(struct gen *g, enum gen_level holds, int depth);
+
+static void gen_object(struct gen *g, enum gen_level level, int depth)
+{
+    gen_put(g, "{");
+    unsigned members = 1 + gen_pick(g, 4);
+    /* Most chunks carry choices: lead with them half the time. */
+    int lead = level == GEN_ROOT && gen_pick(g, 2) == 0;
+    for (unsigned i = 0; i < members; i++) {
+        gen_space(g);
+        if (i > 0) {
+            gen_put(g, ",");
+            gen_space(g);
+        }
+        const struct gen_member *m = &gen_members[level][lead && i == 0 ? 0 : gen_pick(g, 6)];
+        gen_put(g, "\"");
+        gen_put(g, m->name);
+        gen_put(g, "\"");
+        gen_space(g);
+        gen_put(g, ":");
+        gen_space(g);
+        /* One value in six is of a random kind, whatever the name promises. */
+        gen_value(g, gen_pick(g, 6) == 0 ? GEN_ANY : m->holds, depth + 1);
+    }
+    gen_space(g);
+    gen_put(g, "}");
+}
+
+static void gen_value(struct gen *g, enum gen_level holds, int depth)
+{
+    static const char *const scalars[] = {"null",
+                                          "true",
+                                          "false",
+                                          "0",
+                                          "7",
+                                          "-3",
+                                          "5.0",
+                                          "1e2",
+                                          "123456789012",
+                                          "\"\"",
+                                          "\"x\"",
+                                          "\" the\"",
+                                          "\"stop\"",
+                                          "\"error\"",
+                                          "\"\\n\"",
+                                          "\"\\u0000\"",
+                                          "\"\\u00e9\"",
+                                          "\"\\ud83d\\ude00\"",
+                                          "\"a\\\"b\"",
+                                          "\"overloaded\"",
+                                          "[]",
+                                          "{}",
+                                          "\"y\"",
+                                          "\" a\"",
+                                          "\"length\"",
+                                          "\"\\\\\"",
+                                          "\"\\u0000x\"",
+                                          "\"x\\u0000\""};
+    if (holds == GEN_ANY && depth < 5 && gen_pick(g, 4) == 0)
+        holds = (enum gen_level)gen_pick(g, GEN_ANY);
+    if (depth >= 6 || holds == GEN_ANY) {
+        gen_put(g, scalars[gen_pick(g, sizeof scalars / sizeof scalars[0])]);
+    } else if (holds == GEN_CHOICE) {
+        gen_put(g, "[");
+        unsigned items = gen_pick(g, 4);
+        for (unsigned i = 0; i < items; i++) {
+            if (i > 0)
+                gen_put(g, ",");
+            gen_space(g);
+            if (gen_pick(g, 8) == 0)
+                gen_value(g, GEN_ANY, depth + 1);
+            else
+                gen_object(g, GEN_CHOICE, depth + 1);
+        }
+        gen_space(g);
+        gen_put(g, "]");
+    } else {
+        gen_object(g, holds, depth);
+    }
+}
+
+static void test_scan_generated(void)
+{
+    enum { CHUNKS = 4000 };
+    uint64_t rng = 0xD1B54A32D192ED03ULL;
+    char buf[4096];
+    int fast = 0, content = 0, finished = 0, usage = 0, errors = 0, before = check_failed;
+    for (int i = 0; i < CHUNKS && check_failed - before < 10; i++) {
+        struct gen g = {&rng, buf, 0, sizeof buf};
+        gen_object(&g, GEN_ROOT, 0);
+        enum ts_api_kind kind = scan_kinds[next_random(&rng) % 2];
+        fast += check_same_as_cjson(kind, buf, g.len);
+        struct ts_api_chunk c;
+        api_parse_event(kind, buf, g.len, &c);
+        content += c.content_pieces + c.reasoning_pieces > 0;
+        finished += c.finished;
+        usage += c.has_usage;
+        errors += c.error;
+    }
+    printf("scan generated chunks: %d, %d read by the scan; %d with content, %d finished, "
+           "%d with usage, %d errors\n",
+           CHUNKS, fast, content, finished, usage, errors);
+}
+
+static void test_scan_mutations(void)
+{
+    enum { MUTATIONS = 6000 };
+    uint64_t rng = 0x9E3779B97F4A7C15ULL;
+    size_t n = sizeof scan_corpus / sizeof scan_corpus[0];
+    char buf[1024];
+    int fast = 0, before = check_failed;
+    for (int i = 0; i < MUTATIONS && check_failed - before < 10; i++) {
+        const struct corpus_entry *e = &scan_corpus[next_random(&rng) % n];
+        size_t len = e->len < sizeof buf ? e->len : sizeof buf;
+        memcpy(buf, e->data, len);
+        len = mutate(&rng, buf, len, sizeof buf);
+        enum ts_api_kind kind = scan_kinds[next_random(&rng) % 2];
+        fast += check_same_as_cjson(kind, buf, len);
+    }
+    printf("scan mutations: %d, %d read by the scan\n", MUTATIONS, fast);
+}
+
 static cJSON *parse_body(char *body)
 {
     cJSON *root = body != NULL ? cJSON_Parse(body) : NULL;
@@ -542,6 +1226,10 @@ int main(void)
     test_malformed();
     test_completions_chunks();
     test_unstreamed_response();
+    test_scan_corpus();
+    test_scan_limits();
+    test_scan_mutations();
+    test_scan_generated();
     test_build_chat();
     test_build_completions();
     test_build_rejects();
