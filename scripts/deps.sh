@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages tokstorm needs to build, run and test, skipping those
-# already installed. Run as root (CI and the quickstart do).
+# Installs the Debian 12 packages tokstorm needs to build and run, skipping those already
+# installed; with --tests, also what the test suite needs (network namespaces, a real Slurm).
+# Run as root (CI and the quickstart do).
 set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
   libopenmpi-dev openmpi-bin
-  libcurl4-openssl-dev libcjson-dev
+  libcurl4-openssl-dev libcjson-dev libjsmn-dev
   libhdf5-dev hdf5-tools
   python3 python3-h5py python3-numpy
-  curl procps iproute2
+  curl procps
 )
+if [ "${1:-}" = --tests ]; then
+  packages+=(iproute2 slurm-wlm munge)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -175,7 +175,12 @@ double collect_sum_double(const struct ts_comm *c, double v)
 void collect_rank_info(const struct ts_comm *c, const struct ts_rank_info *mine,
                        struct ts_rank_info *all)
 {
-    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->comm);
+    collect_gather(c, mine, sizeof *mine, all);
+}
+
+void collect_gather(const struct ts_comm *c, const void *mine, size_t size, void *all)
+{
+    MPI_Gather(mine, (int)size, MPI_BYTE, all, (int)size, MPI_BYTE, 0, c->comm);
 }
 
 int collect_timeseries(const struct ts_comm *c, const struct ts_timeline *t, uint64_t **tokens,

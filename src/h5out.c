@@ -29,6 +29,8 @@ static hid_t make_row_type(void)
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(struct ts_row));
 #define FIELD(name, type) H5Tinsert(t, #name, offsetof(struct ts_row, name), type)
     FIELD(rank, H5T_NATIVE_INT32);
+    FIELD(late, H5T_NATIVE_INT32);
+    FIELD(scheduled_s, H5T_NATIVE_DOUBLE);
     FIELD(stream, H5T_NATIVE_INT32);
     FIELD(request, H5T_NATIVE_INT64);
     FIELD(prompt_index, H5T_NATIVE_INT32);
@@ -173,6 +175,21 @@ int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *i, char *msg, 
     bad |= attr_f64(r, "timeout_s", i->timeout_s);
     bad |= attr_f64(r, "temperature", i->temperature);
     bad |= attr_i64(r, "ignore_eos", i->ignore_eos);
+    bad |= attr_str(r, "mode", i->mode);
+    if (i->n_rates) {
+        hsize_t dims[1] = {i->n_rates};
+        hid_t sp = H5Screate_simple(1, dims, NULL);
+        bad |= attr_write(r, "rates", H5T_NATIVE_DOUBLE, sp, i->rates);
+        H5Sclose(sp);
+    }
+    bad |= attr_str(r, "arrival", i->arrival);
+    bad |= attr_f64(r, "burstiness", i->burstiness);
+    bad |= attr_i64(r, "seed", i->seed);
+    bad |= attr_i64(r, "max_concurrency", i->max_concurrency);
+    bad |= attr_i64(r, "requests", i->requests);
+    bad |= attr_i64(r, "until_saturated", i->until_saturated);
+    bad |= attr_f64(r, "slo_ttft_s", i->slo_ttft_s);
+    bad |= attr_f64(r, "slo_tpot_s", i->slo_tpot_s);
     bad |= attr_str(r, "slurm_job_id", i->slurm_job_id);
     bad |= attr_str(r, "slurm_job_name", i->slurm_job_name);
     bad |= attr_str(r, "slurm_nodelist", i->slurm_nodelist);
@@ -304,10 +321,38 @@ int h5out_level_clock(struct ts_h5out *h, const struct ts_rank_info *ranks, size
     return rc ? fail(msg, msg_len, h->path, "cannot write the clock table") : 0;
 }
 
-int h5out_level_begin(struct ts_h5out *h, int64_t concurrency, char *msg, size_t msg_len)
+int h5out_level_loads(struct ts_h5out *h, const struct ts_rank_load *loads, size_t n, char *msg,
+                      size_t msg_len)
 {
-    char name[64];
-    snprintf(name, sizeof name, "level_%lld", (long long)concurrency);
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *loads);
+    H5Tinsert(t, "rank", offsetof(struct ts_rank_load, rank), H5T_NATIVE_INT32);
+    H5Tinsert(t, "busy_fraction", offsetof(struct ts_rank_load, busy_fraction), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "send_lag_p99_ms", offsetof(struct ts_rank_load, lag_p99_ms), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "cpu_s", offsetof(struct ts_rank_load, cpu_s), H5T_NATIVE_DOUBLE);
+    H5Tinsert(t, "max_rss_mib", offsetof(struct ts_rank_load, max_rss_mib), H5T_NATIVE_DOUBLE);
+    int rc = write_table(h->group, "rank_load", t, loads, n);
+    H5Tclose(t);
+    return rc ? fail(msg, msg_len, h->path, "cannot write the rank load table") : 0;
+}
+
+int h5out_write_saturation(struct ts_h5out *h, const struct ts_saturation_point *p,
+                           const char *stop_reason, char *msg, size_t msg_len)
+{
+    hid_t r = h->file;
+    int bad = 0;
+    bad |= attr_f64(r, "saturation_peak_tok_s", p->peak_tok_s);
+    bad |= attr_f64(r, "saturation_peak_level", p->peak_level);
+    bad |= attr_f64(r, "saturation_knee_level", p->knee_level);
+    bad |= attr_f64(r, "saturation_slo_level", p->slo_level);
+    bad |= attr_f64(r, "saturation_slo_goodput_req_s", p->slo_goodput_req_s);
+    bad |= attr_str(r, "saturation_stop_reason", stop_reason);
+    if (bad || H5Fflush(r, H5F_SCOPE_GLOBAL) < 0)
+        return fail(msg, msg_len, h->path, "cannot write the saturation point");
+    return 0;
+}
+
+int h5out_level_begin(struct ts_h5out *h, const char *name, char *msg, size_t msg_len)
+{
     h->group = H5Gcreate2(h->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (h->group < 0)
         return fail(msg, msg_len, h->path, "cannot create a level group");
@@ -370,6 +415,12 @@ int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int co
     hid_t g = h->group;
     int bad = 0;
     bad |= attr_i64(g, "concurrency", s->concurrency);
+    bad |= attr_f64(g, "rate", s->rate);
+    bad |= attr_i64(g, "late", (int64_t)s->late);
+    bad |= attr_i64(g, "good", (int64_t)s->good);
+    bad |= attr_f64(g, "req_s", s->req_s);
+    bad |= attr_f64(g, "goodput_req_s", s->goodput_req_s);
+    bad |= attr_f64(g, "tokens_per_event", s->tokens_per_event);
     bad |= attr_i64(g, "complete", complete);
     bad |= attr_f64(g, "start_s", s->start_s);
     bad |= attr_f64(g, "wall_s", s->wall_s);
@@ -392,6 +443,9 @@ int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int co
     bad |= attr_dist(g, "itl", &s->itl);
     bad |= attr_dist(g, "tpot", &s->tpot);
     bad |= attr_dist(g, "e2e", &s->e2e);
+    bad |= attr_dist(g, "send_lag", &s->lag);
+    bad |= attr_dist(g, "ttft_sched", &s->ttft_sched);
+    bad |= attr_dist(g, "e2e_sched", &s->e2e_sched);
     H5Dclose(h->requests);
     H5Gclose(h->group);
     h->requests = h->group = -1;

@@ -12,6 +12,7 @@
 #include <netdb.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "tokstorm/clock.h"
@@ -31,13 +32,20 @@ struct ts_http {
     CURLM *multi;
     int epfd;
     int64_t timer_deadline_ns; /* when libcurl wants CURL_SOCKET_TIMEOUT; -1 = none */
-    struct slot *slots;
+    struct slot **slots;       /* each allocated once: libcurl holds pointers to them */
     int64_t n_slots;
+    struct ts_http_config cfg; /* for the slots made later (cfg.url points at url below) */
     int64_t in_flight;
     struct curl_slist *headers;
-    const struct ts_http_driver *driver; /* NULL while preconnecting */
-    char *url;                           /* the endpoint every request goes to */
-    int64_t probes_answered;             /* preconnect probes that got an HTTP status */
+    const struct ts_http_driver *driver;    /* closed loop: what each stream sends next */
+    const struct ts_http_open_driver *open; /* open loop: arrivals; both NULL: preconnect */
+    char *url;                              /* the endpoint every request goes to */
+    int64_t probes_answered;                /* preconnect probes that got an HTTP status */
+    int64_t *free_slots;                    /* open loop: a stack of idle slots */
+    int64_t n_free;
+    int64_t blocked_until_ns;   /* open loop: arrivals due before this waited for a slot */
+    int timer_fd;               /* open loop: wakes the loop for the next arrival */
+    int64_t blocked_ns, run_ns; /* time in epoll_wait, and in all, during the last run */
 };
 
 /* CURLMOPT_SOCKETFUNCTION: keep epoll's interest set equal to what libcurl asks for. The
@@ -148,19 +156,21 @@ int http_new(struct ts_http **out, const struct ts_http_config *cfg, char *msg, 
         snprintf(msg, msg_len, "out of memory");
         return TS_HTTP_ERR_INIT;
     }
-    h->epfd = -1;
+    h->epfd = h->timer_fd = -1;
     h->timer_deadline_ns = -1;
     h->epfd = epoll_create1(EPOLL_CLOEXEC);
+    h->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     h->multi = curl_multi_init();
     /* "Expect:" stops libcurl from waiting for 100-continue before sending larger bodies. */
     h->headers = curl_slist_append(NULL, "Content-Type: application/json");
     h->headers = curl_slist_append(h->headers, "Accept: text/event-stream");
     h->headers = curl_slist_append(h->headers, "Expect:");
-    h->n_slots = cfg->max_streams > 0 ? cfg->max_streams : 1;
-    h->slots = calloc((size_t)h->n_slots, sizeof *h->slots);
     h->url = strdup(cfg->url);
-    if (h->epfd < 0 || h->multi == NULL || h->headers == NULL || h->slots == NULL ||
-        h->url == NULL) {
+    h->cfg = *cfg;
+    h->cfg.url = h->url;
+    struct epoll_event tev = {.events = EPOLLIN, .data.fd = h->timer_fd};
+    if (h->epfd < 0 || h->multi == NULL || h->headers == NULL || h->url == NULL ||
+        h->timer_fd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->timer_fd, &tev) != 0) {
         snprintf(msg, msg_len, "cannot set up the event loop: %s", strerror(errno));
         http_free(h);
         return TS_HTTP_ERR_INIT;
@@ -169,18 +179,44 @@ int http_new(struct ts_http **out, const struct ts_http_config *cfg, char *msg, 
     curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
     curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
-    /* Keep one idle connection per stream between requests and levels (keep-alive). */
-    curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)h->n_slots + 16);
     curl_multi_setopt(h->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
-    for (int64_t i = 0; i < h->n_slots; i++) {
-        if (xfer_init(&h->slots[i].xfer, cfg->api, cfg->max_event_bytes) != 0 ||
-            setup_easy(h, &h->slots[i], cfg) != 0) {
-            snprintf(msg, msg_len, "cannot set up request slot %lld", (long long)i);
-            http_free(h);
-            return TS_HTTP_ERR_INIT;
-        }
+    if (http_reserve(h, cfg->max_streams > 0 ? cfg->max_streams : 1) != 0) {
+        snprintf(msg, msg_len, "cannot set up %lld request slots", (long long)cfg->max_streams);
+        http_free(h);
+        return TS_HTTP_ERR_INIT;
     }
     *out = h;
+    return 0;
+}
+
+int http_reserve(struct ts_http *h, int64_t n)
+{
+    if (n <= h->n_slots)
+        return 0;
+    struct slot **slots = realloc(h->slots, (size_t)n * sizeof *slots);
+    if (slots == NULL)
+        return -1;
+    h->slots = slots;
+    int64_t *free_slots = realloc(h->free_slots, (size_t)n * sizeof *free_slots);
+    if (free_slots == NULL)
+        return -1;
+    h->free_slots = free_slots;
+    for (; h->n_slots < n; h->n_slots++) {
+        struct slot *sl = calloc(1, sizeof *sl);
+        if (sl == NULL)
+            return -1;
+        if (xfer_init(&sl->xfer, h->cfg.api, h->cfg.max_event_bytes) != 0) {
+            free(sl);
+            return -1;
+        }
+        h->slots[h->n_slots] = sl; /* owned from here, freed by http_free */
+        if (setup_easy(h, sl, &h->cfg) != 0) {
+            h->n_slots++;
+            return -1;
+        }
+    }
+    /* Keep one idle connection per slot between requests and levels (keep-alive). */
+    curl_multi_setopt(h->multi, CURLMOPT_MAXCONNECTS, (long)h->n_slots + 16);
     return 0;
 }
 
@@ -189,13 +225,14 @@ void http_free(struct ts_http *h)
     if (h == NULL)
         return;
     for (int64_t i = 0; i < h->n_slots && h->slots; i++) {
-        struct slot *sl = &h->slots[i];
+        struct slot *sl = h->slots[i];
         if (sl->easy) {
             if (sl->busy)
                 curl_multi_remove_handle(h->multi, sl->easy);
             curl_easy_cleanup(sl->easy);
         }
         xfer_free(&sl->xfer);
+        free(sl);
     }
     free(h->slots);
     /* Clean up the multi handle (and the connections it caches) before the epoll fd, so the
@@ -204,8 +241,11 @@ void http_free(struct ts_http *h)
         curl_multi_cleanup(h->multi);
     if (h->epfd >= 0)
         close(h->epfd);
+    if (h->timer_fd >= 0)
+        close(h->timer_fd);
     curl_slist_free_all(h->headers);
     free(h->url);
+    free(h->free_slots);
     free(h);
 }
 
@@ -269,7 +309,7 @@ static void check_multi_info(struct ts_http *h)
         curl_multi_remove_handle(h->multi, sl->easy);
         sl->busy = 0;
         h->in_flight--;
-        if (h->driver == NULL) { /* a preconnect probe: only whether it was answered counts */
+        if (h->driver == NULL && h->open == NULL) { /* a preconnect probe: answered or not */
             long status = 0;
             curl_easy_getinfo(sl->easy, CURLINFO_RESPONSE_CODE, &status);
             h->probes_answered += status > 0;
@@ -287,6 +327,13 @@ static void check_multi_info(struct ts_http *h)
                      os_errno ? strerror((int)os_errno) : "", os_errno ? ")" : "");
             detail = sl->detail;
         }
+        if (h->open != NULL) {
+            h->open->done(h->open->ctx, sl->stream, &sl->xfer, how, detail, now);
+            if (h->n_free == 0)
+                h->blocked_until_ns = now; /* whatever was due by now had to wait */
+            h->free_slots[h->n_free++] = sl->stream;
+            continue;
+        }
         h->driver->done(h->driver->ctx, sl->stream, &sl->xfer, how, detail, now);
         start_next(h, sl, clock_now_ns());
     }
@@ -303,53 +350,74 @@ static int socket_action(struct ts_http *h, curl_socket_t s, int flags, char *ms
     return 0;
 }
 
-/* Runs the loop until no transfer is in flight. */
-static int run_until_idle(struct ts_http *h, char *msg, size_t msg_len)
+/* One turn of the loop: waits for socket events, libcurl's timer or wake_ns (local clock,
+ * -1 = none; the timerfd gives it sub-millisecond precision), and acts on them. */
+static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_len)
 {
     struct epoll_event events[256];
+    int64_t now = clock_now_ns();
+    int wait_ms = 1000; /* nothing pending: wake up now and then all the same */
+    if (h->timer_deadline_ns >= 0) {
+        int64_t left = h->timer_deadline_ns - now;
+        wait_ms = left <= 0 ? 0 : left >= 1000000000 ? 1000 : (int)((left + 999999) / 1000000);
+    }
+    if (wake_ns >= 0) {
+        struct itimerspec its = {
+            .it_value = {.tv_sec = wake_ns / 1000000000, .tv_nsec = wake_ns % 1000000000}};
+        if (wake_ns <= now)
+            wait_ms = 0;
+        else
+            timerfd_settime(h->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+    }
+    int n = epoll_wait(h->epfd, events, (int)(sizeof events / sizeof events[0]), wait_ms);
+    int64_t woke = clock_now_ns();
+    h->blocked_ns += woke - now;
+    if (n < 0 && errno != EINTR) {
+        snprintf(msg, msg_len, "epoll_wait: %s", strerror(errno));
+        return TS_HTTP_ERR_LOOP;
+    }
     int rc = 0;
-    while (h->in_flight > 0 && rc == 0) {
-        int wait_ms = 1000; /* no timer pending: wake up now and then all the same */
-        if (h->timer_deadline_ns >= 0) {
-            int64_t left = h->timer_deadline_ns - clock_now_ns();
-            wait_ms = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
-            if (wait_ms > 1000)
-                wait_ms = 1000;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (events[i].data.fd == h->timer_fd) {
+            uint64_t expirations;
+            if (read(h->timer_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+                log_debug("timerfd read: %s", strerror(errno));
+            continue;
         }
-        int n = epoll_wait(h->epfd, events, (int)(sizeof events / sizeof events[0]), wait_ms);
-        if (n < 0 && errno != EINTR) {
-            snprintf(msg, msg_len, "epoll_wait: %s", strerror(errno));
-            rc = TS_HTTP_ERR_LOOP;
-            break;
-        }
-        for (int i = 0; i < n && rc == 0; i++) {
-            int flags = 0;
-            if (events[i].events & EPOLLIN)
-                flags |= CURL_CSELECT_IN;
-            if (events[i].events & EPOLLOUT)
-                flags |= CURL_CSELECT_OUT;
-            if (events[i].events & (EPOLLERR | EPOLLHUP))
-                flags |= CURL_CSELECT_ERR;
-            rc = socket_action(h, events[i].data.fd, flags, msg, msg_len);
-            /* Reap at once, as hiperfifo does: a finished transfer's end time and its
-             * stream's next request must not wait for the rest of the batch. */
-            check_multi_info(h);
-        }
-        if (rc == 0 && h->timer_deadline_ns >= 0 && clock_now_ns() >= h->timer_deadline_ns) {
-            h->timer_deadline_ns = -1;
-            rc = socket_action(h, CURL_SOCKET_TIMEOUT, 0, msg, msg_len);
-            check_multi_info(h);
-        }
+        int flags = 0;
+        if (events[i].events & EPOLLIN)
+            flags |= CURL_CSELECT_IN;
+        if (events[i].events & EPOLLOUT)
+            flags |= CURL_CSELECT_OUT;
+        if (events[i].events & (EPOLLERR | EPOLLHUP))
+            flags |= CURL_CSELECT_ERR;
+        rc = socket_action(h, events[i].data.fd, flags, msg, msg_len);
+        /* Reap at once, as hiperfifo does: a finished transfer's end time and its stream's
+         * next request must not wait for the rest of the batch. */
+        check_multi_info(h);
+    }
+    if (rc == 0 && h->timer_deadline_ns >= 0 && clock_now_ns() >= h->timer_deadline_ns) {
+        h->timer_deadline_ns = -1;
+        rc = socket_action(h, CURL_SOCKET_TIMEOUT, 0, msg, msg_len);
+        check_multi_info(h);
     }
     return rc;
 }
 
-static int check_streams(const struct ts_http *h, int64_t n_streams, char *msg, size_t msg_len)
+/* Runs the loop until no transfer is in flight. */
+static int run_until_idle(struct ts_http *h, char *msg, size_t msg_len)
 {
-    if (n_streams <= h->n_slots)
+    int rc = 0;
+    while (h->in_flight > 0 && rc == 0)
+        rc = loop_step(h, -1, msg, msg_len);
+    return rc;
+}
+
+static int check_streams(struct ts_http *h, int64_t n_streams, char *msg, size_t msg_len)
+{
+    if (http_reserve(h, n_streams) == 0)
         return 0;
-    snprintf(msg, msg_len, "%lld streams asked of a loop with %lld slots", (long long)n_streams,
-             (long long)h->n_slots);
+    snprintf(msg, msg_len, "out of memory for %lld request slots", (long long)n_streams);
     return TS_HTTP_ERR_LOOP;
 }
 
@@ -360,13 +428,78 @@ int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *
         return TS_HTTP_ERR_LOOP;
     h->driver = driver;
     int64_t now = clock_now_ns();
+    h->blocked_ns = 0;
     for (int64_t s = 0; s < n_streams; s++) {
-        h->slots[s].stream = s;
-        start_next(h, &h->slots[s], now);
+        h->slots[s]->stream = s;
+        start_next(h, h->slots[s], now);
     }
     int rc = run_until_idle(h, msg, msg_len);
     h->driver = NULL;
+    h->run_ns = clock_now_ns() - now;
     return rc;
+}
+
+/* Hands every arrival that is due by now to a free slot. */
+static void start_due(struct ts_http *h)
+{
+    const struct ts_http_open_driver *d = h->open;
+    for (;;) {
+        int64_t now = clock_now_ns(), due = d->next_due(d->ctx);
+        if (due > now || h->n_free == 0)
+            return;
+        struct slot *sl = h->slots[h->free_slots[--h->n_free]];
+        const char *body;
+        size_t len;
+        d->take(d->ctx, sl->stream, now, due < h->blocked_until_ns, &body, &len);
+        curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDS, body);
+        sl->errbuf[0] = '\0';
+        xfer_begin(&sl->xfer, clock_now_ns());
+        if (curl_multi_add_handle(h->multi, sl->easy) != CURLM_OK) {
+            d->done(d->ctx, sl->stream, &sl->xfer, TS_TRANSPORT_CONNECT,
+                    "curl_multi_add_handle failed", clock_now_ns());
+            h->free_slots[h->n_free++] = sl->stream;
+            continue;
+        }
+        sl->busy = 1;
+        h->in_flight++;
+    }
+}
+
+int http_run_open(struct ts_http *h, int64_t n_slots, const struct ts_http_open_driver *driver,
+                  char *msg, size_t msg_len)
+{
+    if (check_streams(h, n_slots, msg, msg_len) != 0)
+        return TS_HTTP_ERR_LOOP;
+    h->open = driver;
+    h->n_free = 0;
+    h->blocked_until_ns = 0;
+    for (int64_t s = n_slots - 1; s >= 0; s--) {
+        h->slots[s]->stream = s;
+        h->free_slots[h->n_free++] = s;
+    }
+    int64_t began = clock_now_ns();
+    h->blocked_ns = 0;
+    int rc = 0;
+    for (;;) {
+        start_due(h);
+        int64_t due = driver->next_due(driver->ctx);
+        if ((due == INT64_MAX && h->in_flight == 0) || rc != 0)
+            break;
+        /* Sleep until the next arrival only if a slot is free for it. */
+        rc = loop_step(h, due != INT64_MAX && h->n_free > 0 ? due : -1, msg, msg_len);
+    }
+    h->open = NULL;
+    h->run_ns = clock_now_ns() - began;
+    return rc;
+}
+
+double http_busy_fraction(const struct ts_http *h)
+{
+    /* A run with nothing to do (a rank without streams) was not busy. */
+    if (h->run_ns < 1000000)
+        return 0;
+    return (double)(h->run_ns - h->blocked_ns) / (double)h->run_ns;
 }
 
 /* CURLOPT_WRITEFUNCTION for preconnect probes: the answer itself does not matter. */
@@ -385,7 +518,7 @@ int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_
     h->driver = NULL;
     h->probes_answered = 0;
     for (int64_t s = 0; s < n_streams; s++) {
-        struct slot *sl = &h->slots[s];
+        struct slot *sl = h->slots[s];
         curl_easy_setopt(sl->easy, CURLOPT_URL, probe_url);
         curl_easy_setopt(sl->easy, CURLOPT_HTTPGET, 1L);
         curl_easy_setopt(sl->easy, CURLOPT_WRITEFUNCTION, discard_body);
@@ -397,7 +530,7 @@ int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_
     }
     int rc = run_until_idle(h, msg, msg_len);
     for (int64_t s = 0; s < n_streams; s++) {
-        struct slot *sl = &h->slots[s];
+        struct slot *sl = h->slots[s];
         curl_easy_setopt(sl->easy, CURLOPT_URL, h->url);
         curl_easy_setopt(sl->easy, CURLOPT_POST, 1L);
         curl_easy_setopt(sl->easy, CURLOPT_WRITEFUNCTION, on_body);

@@ -54,6 +54,9 @@ int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t or
     l->origin_ns = origin_ns;
     l->start_ns = start_ns;
     l->streams_measuring = l->streams_finished = 0;
+    l->taken = 0;
+    if (plan->open_loop)
+        schedule_init(&l->schedule, plan->arrival, plan->rate_per_s, plan->burstiness, plan->seed);
     stats_init(l->stats, &l->extremes);
     rows_clear(&l->rows);
     timeline_reset(&l->timeline);
@@ -99,9 +102,38 @@ int level_next(struct ts_level *l, int64_t s, int64_t now_ns, struct ts_level_re
     }
     out->index = i;
     out->prompt_index = level_prompt_index(p, s, i);
+    out->scheduled_ns = 0;
+    out->late = 0;
     l->current[s] = *out;
     l->issued[s] = i + 1;
     return 1;
+}
+
+void level_mark_start(struct ts_level *l, int64_t now_ns)
+{
+    l->extremes.rank_start_min_ns = l->extremes.rank_start_max_ns = level_common_ns(l, now_ns);
+}
+
+int64_t level_next_due(const struct ts_level *l)
+{
+    const struct ts_level_plan *p = &l->plan;
+    if (p->rate_per_s <= 0 || (p->open_requests > 0 && l->taken >= p->open_requests) ||
+        (p->duration_ns > 0 && l->schedule.next_ns >= p->duration_ns))
+        return INT64_MAX;
+    return l->start_ns + l->schedule.next_ns;
+}
+
+void level_take(struct ts_level *l, int64_t slot, int late, struct ts_level_request *out)
+{
+    const struct ts_level_plan *p = &l->plan;
+    out->index = l->taken++;
+    /* Requests are numbered across ranks as rank-interleaved, so ranks walk the prompts
+     * apart from each other. */
+    uint64_t global = (uint64_t)out->index * (uint64_t)p->nranks + (uint64_t)p->rank;
+    out->prompt_index = (int64_t)(global % p->prompt_count);
+    out->scheduled_ns = l->start_ns + schedule_take(&l->schedule);
+    out->late = late;
+    l->current[slot] = *out;
 }
 
 void level_done(struct ts_level *l, int64_t s, struct ts_xfer *x, enum ts_transport how,
@@ -115,8 +147,12 @@ void level_done(struct ts_level *l, int64_t s, struct ts_xfer *x, enum ts_transp
     row.stream = (int32_t)(l->plan.first_stream + s);
     row.request = req->index;
     row.prompt_index = (int32_t)req->prompt_index;
+    row.scheduled_s =
+        req->scheduled_ns ? (double)(req->scheduled_ns - l->origin_ns) / 1e9 : row.start_s;
+    row.late = req->late;
     int ok = row.error_class == TS_ERR_NONE;
-    stats_record(l->stats, &l->extremes, &row, x->token_ns, ok ? x->n_tokens : 0);
+    stats_record(l->stats, &l->extremes, &row, x->token_ns, ok ? x->n_tokens : 0,
+                 l->plan.slo_ttft_ns, l->plan.slo_tpot_ns);
     int lost = rows_append(&l->rows, &row) != 0;
     /* As in the table, only a successful request's tokens count. Its output_tokens (the
      * server's usage when it sends one) are spread over its content events so that a server

@@ -29,6 +29,16 @@ enum {
     OPT_FORCE,
     OPT_DEMO,
     OPT_NO_PRECONNECT,
+    OPT_RATES,
+    OPT_ARRIVAL,
+    OPT_BURSTINESS,
+    OPT_SEED,
+    OPT_MAX_CONCURRENCY,
+    OPT_TOTAL_REQUESTS,
+    OPT_UNTIL_SATURATED,
+    OPT_MAX_LEVEL,
+    OPT_MAX_ERROR_RATE,
+    OPT_SLO,
 };
 
 static const struct option long_options[] = {
@@ -50,6 +60,17 @@ static const struct option long_options[] = {
     {"force", no_argument, NULL, OPT_FORCE},
     {"demo", no_argument, NULL, OPT_DEMO},
     {"no-preconnect", no_argument, NULL, OPT_NO_PRECONNECT},
+    {"rate", required_argument, NULL, OPT_RATES},
+    {"rates", required_argument, NULL, OPT_RATES},
+    {"arrival", required_argument, NULL, OPT_ARRIVAL},
+    {"burstiness", required_argument, NULL, OPT_BURSTINESS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"max-concurrency", required_argument, NULL, OPT_MAX_CONCURRENCY},
+    {"requests", required_argument, NULL, OPT_TOTAL_REQUESTS},
+    {"until-saturated", no_argument, NULL, OPT_UNTIL_SATURATED},
+    {"max-level", required_argument, NULL, OPT_MAX_LEVEL},
+    {"max-error-rate", required_argument, NULL, OPT_MAX_ERROR_RATE},
+    {"slo", required_argument, NULL, OPT_SLO},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -86,6 +107,27 @@ void options_print_help(FILE *f)
         "                          per line (default: the bundled prompts/coding.jsonl)\n"
         "  --no-preconnect         do not open each stream's connection before the level\n"
         "                          starts (measures cold starts: TCP handshakes in TTFT)\n"
+        "\n"
+        "Open loop (instead of --levels: arrivals that do not wait for answers):\n"
+        "  --rate R, --rates LIST  requests/s over all ranks, one level per rate (each rank\n"
+        "                          sends R/n); latencies are also measured from each\n"
+        "                          request's scheduled send time (coordinated omission shows)\n"
+        "  --arrival KIND          poisson (default), gamma or constant gaps\n"
+        "  --burstiness K          gamma shape: < 1 burstier, > 1 smoother (default 1)\n"
+        "  --seed N                seeds the arrival times (default 0): same seed, same times\n"
+        "  --requests N            requests per level over all ranks (default: --duration,\n"
+        "                          30s unless given)\n"
+        "  --max-concurrency N     most requests in flight over all ranks (default 1024 per\n"
+        "                          rank); one that finds no free slot waits and counts late\n"
+        "\n"
+        "Saturation search:\n"
+        "  --until-saturated       from the first level (or rate), double it until throughput\n"
+        "                          grows < 5% twice in a row, the error rate passes\n"
+        "                          --max-error-rate, an --slo is broken, or --max-level\n"
+        "  --max-level N           last step of the ladder at most N (default 65536)\n"
+        "  --max-error-rate F      fraction of failed requests that stops it (default 0.01)\n"
+        "  --slo ttft=T,tpot=T     p99 objectives (e.g. ttft=2s,tpot=50ms), for the search\n"
+        "                          and for goodput: requests/s meeting every objective\n"
         "\n"
         "Request:\n"
         "  --max-tokens N          max_tokens per request (default 256)\n"
@@ -203,9 +245,50 @@ static char *join_argv(int argc, char **argv)
     return s;
 }
 
+/* Which options were given, for the checks that relate them. */
+struct seen {
+    int requests, levels, max_tokens, total_requests, max_concurrency, warmup;
+};
+
+/* "ttft=2s,tpot=50ms" (either or both). */
+static int parse_slo(struct ts_options *o, const char *arg, char *msg, size_t len)
+{
+    char *copy = strdup(arg), *save = NULL;
+    int rc = copy ? 0 : TS_OPT_ERR;
+    for (char *item = copy ? strtok_r(copy, ",", &save) : NULL; item && rc == 0;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        int64_t *field = NULL;
+        if (eq && (size_t)(eq - item) == 4 && strncmp(item, "ttft", 4) == 0)
+            field = &o->slo_ttft_ns;
+        else if (eq && (size_t)(eq - item) == 4 && strncmp(item, "tpot", 4) == 0)
+            field = &o->slo_tpot_ns;
+        if (field == NULL || units_parse_duration_ns(eq + 1, TS_NS_PER_S, field) != 0 ||
+            *field <= 0) {
+            snprintf(msg, len, "--slo: '%s' is not ttft=TIME and/or tpot=TIME (e.g. ttft=2s)", arg);
+            rc = TS_OPT_ERR;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+static int parse_fraction(const char *name, const char *arg, double lo, double hi, double *out,
+                          char *msg, size_t len)
+{
+    char *end = NULL;
+    double v = strtod(arg, &end);
+    if (end == arg || *end != '\0' || !(v >= lo && v <= hi)) {
+        snprintf(msg, len, "%s: '%s' is not a number from %g to %g", name, arg, lo, hi);
+        return TS_OPT_ERR;
+    }
+    *out = v;
+    return 0;
+}
+
 /* One option's value into *o. Returns 0, TS_OPT_ERR (msg set), or a TS_OPT_HELP/VERSION. */
-static int apply_option(struct ts_options *o, int c, const char *arg, int *seen_requests,
-                        int *seen_levels, int *seen_max_tokens, char *msg, size_t len)
+static int apply_option(struct ts_options *o, int c, const char *arg, struct seen *seen, char *msg,
+                        size_t len)
 {
     int64_t v;
     switch (c) {
@@ -246,11 +329,11 @@ static int apply_option(struct ts_options *o, int c, const char *arg, int *seen_
         free(o->levels);
         o->levels = levels;
         o->n_levels = n;
-        *seen_levels = 1;
+        seen->levels = 1;
         return 0;
     }
     case OPT_MAX_TOKENS:
-        *seen_max_tokens = 1;
+        seen->max_tokens = 1;
         return parse_positive("--max-tokens", arg, INT32_MAX, &o->max_tokens, msg, len);
     case OPT_TEMPERATURE: {
         char *end = NULL;
@@ -266,7 +349,7 @@ static int apply_option(struct ts_options *o, int c, const char *arg, int *seen_
         o->ignore_eos = 1;
         return 0;
     case OPT_REQUESTS:
-        *seen_requests = 1;
+        seen->requests = 1;
         return parse_positive("--requests-per-stream", arg, INT32_MAX, &o->requests_per_stream, msg,
                               len);
     case OPT_DURATION:
@@ -277,6 +360,7 @@ static int apply_option(struct ts_options *o, int c, const char *arg, int *seen_
             return TS_OPT_ERR;
         }
         o->warmup = v;
+        seen->warmup = 1;
         return 0;
     case OPT_TIMEOUT:
         return parse_time("--timeout", arg, &o->timeout_ns, msg, len);
@@ -304,6 +388,51 @@ static int apply_option(struct ts_options *o, int c, const char *arg, int *seen_
     case OPT_NO_PRECONNECT:
         o->no_preconnect = 1;
         return 0;
+    case OPT_RATES: {
+        double *rates;
+        size_t n;
+        if (units_parse_rate_list(arg, &rates, &n) != 0) {
+            snprintf(msg, len, "--rates: '%s' is not a comma-separated list of positive rates",
+                     arg);
+            return TS_OPT_ERR;
+        }
+        free(o->rates);
+        o->rates = rates;
+        o->n_rates = n;
+        return 0;
+    }
+    case OPT_ARRIVAL:
+        if (schedule_arrival_from_name(arg, &o->arrival) != 0) {
+            snprintf(msg, len, "--arrival: '%s' is not one of poisson, gamma, constant", arg);
+            return TS_OPT_ERR;
+        }
+        return 0;
+    case OPT_BURSTINESS:
+        if (parse_fraction("--burstiness", arg, 1e-3, 1e3, &o->burstiness, msg, len) != 0)
+            return TS_OPT_ERR;
+        return 0;
+    case OPT_SEED:
+        if (units_parse_count(arg, &v) != 0) {
+            snprintf(msg, len, "--seed: '%s' is not a whole number from 0", arg);
+            return TS_OPT_ERR;
+        }
+        o->seed = (uint64_t)v;
+        return 0;
+    case OPT_MAX_CONCURRENCY:
+        seen->max_concurrency = 1;
+        return parse_positive("--max-concurrency", arg, INT32_MAX, &o->max_concurrency, msg, len);
+    case OPT_TOTAL_REQUESTS:
+        seen->total_requests = 1;
+        return parse_positive("--requests", arg, INT64_C(1) << 40, &o->requests, msg, len);
+    case OPT_UNTIL_SATURATED:
+        o->until_saturated = 1;
+        return 0;
+    case OPT_MAX_LEVEL:
+        return parse_positive("--max-level", arg, INT32_MAX, &o->max_level, msg, len);
+    case OPT_MAX_ERROR_RATE:
+        return parse_fraction("--max-error-rate", arg, 0, 1, &o->max_error_rate, msg, len);
+    case OPT_SLO:
+        return parse_slo(o, arg, msg, len);
     case 'v':
         o->verbose++;
         return 0;
@@ -327,6 +456,9 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     o->timeout_ns = 600 * TS_NS_PER_S;
     o->connect_timeout_ns = 10 * TS_NS_PER_S;
     o->max_event_bytes = 1 << 20;
+    o->burstiness = 1.0;
+    o->max_level = 65536;
+    o->max_error_rate = 0.01;
     if (set_str(&o->model, "default") || set_str(&o->out_path, "tokstorm-results.h5") ||
         (o->command_line = join_argv(argc, argv)) == NULL) {
         snprintf(msg, len, "out of memory");
@@ -334,7 +466,7 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     }
     msg[0] = '\0';
 
-    int seen_requests = 0, seen_levels = 0, seen_max_tokens = 0;
+    struct seen seen = {0};
     optind = 1;
     opterr = 0; /* we print our own one-line message, once, from rank 0 */
     int c;
@@ -349,8 +481,7 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
                 snprintf(msg, len, "%s: unknown option (see --help)", name);
             return TS_OPT_ERR;
         }
-        int rc =
-            apply_option(o, c, optarg, &seen_requests, &seen_levels, &seen_max_tokens, msg, len);
+        int rc = apply_option(o, c, optarg, &seen, msg, len);
         if (rc != 0) {
             if (rc == TS_OPT_ERR && msg[0] == '\0')
                 snprintf(msg, len, "out of memory");
@@ -370,8 +501,34 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
         snprintf(msg, len, "--url and --demo: give one, not both");
         return TS_OPT_ERR;
     }
-    if (o->duration_ns > 0) {
-        if (seen_requests) {
+    if (o->rates != NULL) {
+        if (seen.levels || seen.requests || seen.warmup) {
+            snprintf(msg, len, "--rates: open loop takes no %s (closed-loop options)",
+                     seen.levels     ? "--levels"
+                     : seen.requests ? "--requests-per-stream"
+                                     : "--warmup");
+            return TS_OPT_ERR;
+        }
+        if (seen.total_requests && o->duration_ns > 0) {
+            snprintf(msg, len, "--duration and --requests: give one, not both");
+            return TS_OPT_ERR;
+        }
+        if (!seen.total_requests && o->duration_ns == 0)
+            o->duration_ns = 30 * TS_NS_PER_S;
+        o->requests_per_stream = 0;
+    } else if (seen.total_requests || seen.max_concurrency) {
+        snprintf(msg, len, "%s: only for open loop (give --rates)",
+                 seen.total_requests ? "--requests" : "--max-concurrency");
+        return TS_OPT_ERR;
+    }
+    if (o->until_saturated && (o->rates ? o->n_rates : o->n_levels) > 1 &&
+        (o->rates || seen.levels)) {
+        snprintf(msg, len, "--until-saturated: give one starting %s, not a list",
+                 o->rates ? "rate" : "level");
+        return TS_OPT_ERR;
+    }
+    if (o->rates == NULL && o->duration_ns > 0) {
+        if (seen.requests) {
             snprintf(msg, len, "--duration and --requests-per-stream: give one, not both");
             return TS_OPT_ERR;
         }
@@ -379,7 +536,7 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     }
     if (o->timeout_ns < o->connect_timeout_ns)
         o->connect_timeout_ns = o->timeout_ns;
-    if (!seen_levels) {
+    if (!seen.levels) {
         const int64_t *src = o->demo ? demo_levels : default_levels;
         size_t n = o->demo ? sizeof demo_levels / sizeof *src : sizeof default_levels / sizeof *src;
         o->levels = malloc(n * sizeof *o->levels);
@@ -390,7 +547,9 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
         memcpy(o->levels, src, n * sizeof *src);
         o->n_levels = n;
     }
-    if (o->demo && !seen_max_tokens)
+    if (o->until_saturated && !seen.levels && o->rates == NULL)
+        o->n_levels = 1; /* the ladder starts at C=1 */
+    if (o->demo && !seen.max_tokens)
         o->max_tokens = 64;
     return 0;
 }
@@ -400,6 +559,7 @@ void options_free(struct ts_options *o)
     free(o->url);
     free(o->model);
     free(o->levels);
+    free(o->rates);
     free(o->prompts_path);
     free(o->out_path);
     free(o->command_line);

@@ -2,11 +2,13 @@
  * how the figures were measured or reduced. */
 #include "tokstorm/report.h"
 
-void report_header(FILE *f)
+#include <stdarg.h>
+
+void report_header(FILE *f, int open_loop)
 {
-    fprintf(f, "%6s | %10s | %12s | %13s | %8s | %7s | %5s | %3s | %15s | %14s\n", "C", "Agg tok/s",
-            "Steady tok/s", "Per-req tok/s", "Tokens", "Wall(s)", "Ok", "Err", "TTFT p50/p99 ms",
-            "ITL p50/p99 ms");
+    fprintf(f, "%6s | %10s | %12s | %13s | %8s | %7s | %5s | %3s | %15s | %14s\n",
+            open_loop ? "Rate" : "C", "Agg tok/s", "Steady tok/s", "Per-req tok/s", "Tokens",
+            "Wall(s)", "Ok", "Err", "TTFT p50/p99 ms", "ITL p50/p99 ms");
     fprintf(f, "-------+------------+--------------+---------------+----------+---------+-------+"
                "-----+-----------------+---------------\n");
     fflush(f);
@@ -23,10 +25,14 @@ void report_level(FILE *f, const struct ts_level_summary *s, double skew_limit_s
     char steady[32] = "-";
     if (s->steady_s > 0)
         snprintf(steady, sizeof steady, "%.1f", s->steady_tok_s);
-    fprintf(f, "%6lld | %10.1f | %12s | %13.1f | %8llu | %7.2f | %5llu | %3llu | %15s | %14s\n",
-            (long long)s->concurrency, s->agg_tok_s, steady, s->per_req_tok_s,
-            (unsigned long long)s->output_tokens, s->wall_s, (unsigned long long)s->ok,
-            (unsigned long long)s->err, ttft, itl);
+    char level[32];
+    if (s->rate > 0)
+        snprintf(level, sizeof level, "%g", s->rate);
+    else
+        snprintf(level, sizeof level, "%lld", (long long)s->concurrency);
+    fprintf(f, "%6s | %10.1f | %12s | %13.1f | %8llu | %7.2f | %5llu | %3llu | %15s | %14s\n",
+            level, s->agg_tok_s, steady, s->per_req_tok_s, (unsigned long long)s->output_tokens,
+            s->wall_s, (unsigned long long)s->ok, (unsigned long long)s->err, ttft, itl);
     if (s->err > 0) {
         fprintf(f, "       | errors:");
         for (int c = 1; c < TS_ERR__COUNT; c++)
@@ -35,6 +41,15 @@ void report_level(FILE *f, const struct ts_level_summary *s, double skew_limit_s
                         (unsigned long long)s->err_by_class[c]);
         fprintf(f, "\n");
     }
+    if (s->tokens_per_event > 1.05)
+        report_note(f, "the server sent %.2f tokens per event: ITL is per event, TPOT per token",
+                    s->tokens_per_event);
+    if (s->rate > 0)
+        report_note(f,
+                    "open loop: %.2f req/s done; from the scheduled send: TTFT p50/p99 %.1f/%.1f "
+                    "ms; send lag p99 %.3f ms; %llu late (waited for a slot)",
+                    s->req_s, s->ttft_sched.p50, s->ttft_sched.p99, s->lag.p99,
+                    (unsigned long long)s->late);
     if (s->start_skew_s > skew_limit_s)
         fprintf(f, "       | start skew %.3f ms across ranks (over %.3f ms)\n",
                 s->start_skew_s * 1e3, skew_limit_s * 1e3);
@@ -54,12 +69,41 @@ void report_summary(FILE *f, const struct ts_level_summary *levels, size_t n, co
     if (n == 0) {
         fprintf(f, "no level finished; results in %s\n", out_path);
     } else {
+        char at[48];
+        if (levels[best].rate > 0)
+            snprintf(at, sizeof at, "%g req/s", levels[best].rate);
+        else
+            snprintf(at, sizeof at, "C=%lld", (long long)levels[best].concurrency);
         fprintf(f,
-                "peak %.1f tok/s at C=%lld (%.1f tok/s per request); %llu ok, %llu failed; "
+                "peak %.1f tok/s at %s (%.1f tok/s per request); %llu ok, %llu failed; "
                 "results in %s\n",
-                levels[best].agg_tok_s, (long long)levels[best].concurrency,
-                levels[best].per_req_tok_s, (unsigned long long)ok, (unsigned long long)err,
-                out_path);
+                levels[best].agg_tok_s, at, levels[best].per_req_tok_s, (unsigned long long)ok,
+                (unsigned long long)err, out_path);
     }
+    fflush(f);
+}
+
+void report_note(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(f, "       | ");
+    vfprintf(f, fmt, ap);
+    fprintf(f, "\n");
+    va_end(ap);
+    fflush(f);
+}
+
+void report_saturation(FILE *f, const struct ts_saturation_point *p, int open_loop,
+                       const char *stop_reason)
+{
+    const char *unit = open_loop ? " req/s" : "";
+    const char *what = open_loop ? "rate" : "C";
+    fprintf(f, "saturation: peak %.1f tok/s at %s=%g%s; 95%% of it from %s=%g%s", p->peak_tok_s,
+            what, p->peak_level, unit, what, p->knee_level, unit);
+    if (p->slo_level >= 0)
+        fprintf(f, "; within the SLOs up to %s=%g%s (goodput %.2f req/s)", what, p->slo_level, unit,
+                p->slo_goodput_req_s);
+    fprintf(f, "; stopped: %s\n", stop_reason);
     fflush(f);
 }

@@ -1,7 +1,7 @@
-/* run.c: the sweep. Parses and checks input on every rank, agrees on failures with one
- * collective, sends the preflight request, then for each level: barrier, the rank's event
- * loop, reduction and gather to rank 0, one table row and one flushed HDF5 group. The only
- * file that sees every module. */
+/* run.c: a run from argv to exit status: parses and checks input on every rank, agrees on
+ * failures with one collective, sends the preflight request, writes the run's description,
+ * hands the levels to sweep.c, and tears everything down. With sweep.c, the only file that
+ * sees every module. */
 #include "tokstorm/run.h"
 
 #include <limits.h>
@@ -25,38 +25,10 @@
 #include "tokstorm/report.h"
 #include "tokstorm/units.h"
 
-#define MSG_LEN           512
-#define RESYNC_AFTER_NS   (60 * TS_NS_PER_S)  /* realign clocks before a level after this */
-#define START_LEAD_NS     (50 * TS_NS_PER_MS) /* a level starts this long after rank 0 says so */
-#define SKEW_ONE_HOST_S   200e-6              /* start skew worth a warning, ranks on one host */
-#define SKEW_MANY_HOSTS_S 1e-3                /* ... and across hosts */
+#include "run_internal.h"
 
-/* What every rank holds for the sweep. */
-struct run_ctx {
-    struct ts_comm comm;
-    struct ts_options opt;
-    struct ts_prompts prompts;
-    char *prompts_path; /* resolved */
-    char *url;          /* server base URL (the demo mock's under --demo) */
-    char *endpoint;     /* url + the API path */
-    char **bodies;      /* one request body per prompt */
-    size_t *body_lens;
-    struct ts_demo demo; /* rank 0 under --demo */
-    struct ts_h5out *h5; /* rank 0 only */
-    struct ts_http *http;
-    struct ts_level level;
-    struct ts_level_summary *summaries; /* rank 0: one per finished level */
-    size_t n_summaries;
-    char start_utc[32];
-    char *probe_url;              /* GET for preconnecting: the server's /v1/models */
-    struct ts_clock_offset clock; /* this rank's clock - rank 0's */
-    int64_t run_start0_ns;        /* the common timeline's zero, on rank 0's clock */
-    int64_t origin_ns;            /* the same instant on this rank's clock */
-    int64_t synced_at_ns;         /* rank 0's clock at the last alignment */
-    struct ts_rank_info me;       /* this rank's host, address and offset */
-    struct ts_rank_info *ranks;   /* rank 0: everyone's */
-    double skew_limit_s;          /* rank 0: when the start skew deserves a line */
-};
+#define SKEW_ONE_HOST_S   200e-6 /* start skew worth a warning, ranks on one host */
+#define SKEW_MANY_HOSTS_S 1e-3   /* ... and across hosts */
 
 /* The bundled prompts: beside the build tree's parent (build/../prompts), else where the
  * source tree was when this binary was built. */
@@ -115,24 +87,49 @@ nomem:
     return TS_EXIT_RUNTIME;
 }
 
-/* Each stream holds one connection: make sure the largest level fits in this rank's file
- * descriptors before any load is sent, rather than failing half-way through it. */
-static int check_fd_budget(int64_t max_local, char *msg)
+/* Raises the soft limit on open files to the hard one and returns it (INT64_MAX: none). */
+static int64_t raise_fd_limit(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return 0;
+        return INT64_MAX;
     if (rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
         getrlimit(RLIMIT_NOFILE, &rl);
     }
-    int64_t need = max_local + 64;
-    if (rl.rlim_cur != RLIM_INFINITY && (int64_t)rl.rlim_cur < need) {
+    return rl.rlim_cur == RLIM_INFINITY ? INT64_MAX : (int64_t)rl.rlim_cur;
+}
+
+/* Each stream (or open-loop slot) holds one connection: the most this rank will run must fit
+ * in its file descriptors, checked before any load is sent rather than failing half-way.
+ * Sets *max_local to the most streams per rank; a saturation ladder is capped to fit. */
+static int plan_capacity(struct run_ctx *r, int64_t *max_local, char *msg)
+{
+    const int64_t spare_fds = 64, n = r->comm.size;
+    int64_t fds = raise_fd_limit(), fit = fds == INT64_MAX ? INT64_MAX : fds - spare_fds;
+    const char *what = "--levels";
+    if (r->opt.rates) {
+        what = "--max-concurrency";
+        r->open_slots = r->opt.max_concurrency > 0 ? (r->opt.max_concurrency + n - 1) / n : 1024;
+        *max_local = r->open_slots;
+    } else if (r->opt.until_saturated) {
+        if (fit != INT64_MAX && r->opt.max_level > fit * n)
+            r->opt.max_level = fit * n; /* the ladder stops where descriptors run out */
+        *max_local = r->opt.levels[0] < r->opt.max_level ? r->opt.levels[0] : r->opt.max_level;
+        *max_local = (*max_local + n - 1) / n;
+        return 0;
+    } else {
+        int64_t max_c = 0;
+        for (size_t i = 0; i < r->opt.n_levels; i++)
+            max_c = r->opt.levels[i] > max_c ? r->opt.levels[i] : max_c;
+        *max_local = (max_c + n - 1) / n;
+    }
+    if (*max_local > fit) {
         snprintf(msg, MSG_LEN,
-                 "--levels: %lld streams per rank need about %lld file descriptors, but the "
-                 "limit is %lld: use more ranks or raise ulimit -n",
-                 (long long)max_local, (long long)need, (long long)rl.rlim_cur);
+                 "%s: %lld streams per rank need about %lld file descriptors, but the limit is "
+                 "%lld: use more ranks or raise ulimit -n",
+                 what, (long long)*max_local, (long long)(*max_local + spare_fds), (long long)fds);
         return TS_EXIT_USAGE;
     }
     return 0;
@@ -207,216 +204,6 @@ static int preflight(struct run_ctx *r, char *msg)
     return TS_EXIT_PREFLIGHT;
 }
 
-/* ---- one level ---- */
-
-static int level_drv_next(void *ctx, int64_t s, int64_t now_ns, const char **body, size_t *len)
-{
-    struct run_ctx *r = ctx;
-    struct ts_level_request req;
-    if (!level_next(&r->level, s, now_ns, &req))
-        return 0;
-    *body = r->bodies[req.prompt_index];
-    *len = r->body_lens[req.prompt_index];
-    return 1;
-}
-
-static void level_drv_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how,
-                           const char *detail, int64_t now_ns)
-{
-    struct run_ctx *r = ctx;
-    level_done(&r->level, s, x, how, detail, now_ns);
-}
-
-/* The warm-up phase: each stream sends plan->warmup requests, in the same prompt sequence the
- * measured ones continue; nothing about them is recorded. */
-struct warmup {
-    struct run_ctx *r;
-    const struct ts_level_plan *plan;
-    int64_t *sent; /* per local stream */
-};
-
-static int warmup_next(void *ctx, int64_t s, int64_t now_ns, const char **body, size_t *len)
-{
-    (void)now_ns;
-    struct warmup *w = ctx;
-    if (w->sent[s] >= w->plan->warmup)
-        return 0;
-    int64_t p = level_prompt_index(w->plan, s, w->sent[s]++);
-    *body = w->r->bodies[p];
-    *len = w->r->body_lens[p];
-    return 1;
-}
-
-static void warmup_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how,
-                        const char *detail, int64_t now_ns)
-{
-    (void)ctx, (void)s, (void)x, (void)how, (void)detail, (void)now_ns;
-}
-
-static int run_warmup(struct run_ctx *r, const struct ts_level_plan *plan, char *msg, size_t len)
-{
-    struct warmup w = {r, plan, calloc((size_t)plan->local_streams + 1, sizeof *w.sent)};
-    if (w.sent == NULL) {
-        snprintf(msg, len, "out of memory for the warm-up");
-        return TS_EXIT_RUNTIME;
-    }
-    struct ts_http_driver drv = {&w, warmup_next, warmup_done};
-    int rc = http_run(r->http, plan->local_streams, &drv, msg, len) != 0 ? TS_EXIT_RUNTIME : 0;
-    free(w.sent);
-    return rc;
-}
-
-static int rows_to_h5(void *ctx, const struct ts_row *rows, size_t n)
-{
-    struct run_ctx *r = ctx;
-    char msg[MSG_LEN];
-    if (h5out_level_rows(r->h5, rows, n, msg, sizeof msg) != 0) {
-        log_error("%s", msg);
-        return -1;
-    }
-    return 0;
-}
-
-/* Aligns every rank's clock to rank 0's and gathers who is where (rank 0 keeps the table).
- * The first call also fixes the common timeline's zero: the run's start. */
-static void align_clocks(struct run_ctx *r)
-{
-    collect_clock_sync(&r->comm, &r->clock);
-    if (r->run_start0_ns == 0) {
-        r->run_start0_ns = r->comm.rank == 0 ? clock_now_ns() : 0;
-        collect_bcast_int64(&r->comm, &r->run_start0_ns);
-    }
-    r->origin_ns = clocksync_from_rank0(&r->clock, r->run_start0_ns);
-    r->synced_at_ns = clock_now_ns();
-    r->me.clock_offset_ns = r->clock.offset_ns;
-    r->me.clock_uncertainty_ns = r->clock.uncertainty_ns;
-    collect_rank_info(&r->comm, &r->me, r->ranks);
-}
-
-/* Rank 0 picks an instant a little ahead, every rank waits for it on its own aligned clock;
- * returns that instant on this rank's clock. */
-static int64_t synchronised_start(struct run_ctx *r)
-{
-    int64_t start0 = r->comm.rank == 0 ? clock_now_ns() + START_LEAD_NS : 0;
-    collect_bcast_int64(&r->comm, &start0);
-    int64_t start = clocksync_from_rank0(&r->clock, start0);
-    clock_wait_until(start);
-    return start;
-}
-
-/* Rank 0 writes everything the level produced besides its rows. */
-static int write_level_extras(struct run_ctx *r, const uint64_t *tokens, const uint64_t *ok,
-                              const uint64_t *err, size_t n_bins, char *msg, size_t len)
-{
-    const struct ts_level_stats *st = r->level.stats;
-    const struct ts_level_extremes *x = &r->level.extremes;
-    if (h5out_level_timeseries(r->h5, (double)TS_TIMELINE_SERIES_NS / 1e9, tokens, ok, err, n_bins,
-                               msg, len) != 0 ||
-        h5out_level_hist(r->h5, "ttft", &st->ttft, &x->ttft, msg, len) != 0 ||
-        h5out_level_hist(r->h5, "itl", &st->itl, &x->itl, msg, len) != 0 ||
-        h5out_level_hist(r->h5, "tpot", &st->tpot, &x->tpot, msg, len) != 0 ||
-        h5out_level_hist(r->h5, "e2e", &st->e2e, &x->e2e, msg, len) != 0 ||
-        h5out_level_clock(r->h5, r->ranks, (size_t)r->comm.size, msg, len) != 0)
-        return TS_EXIT_RUNTIME;
-    return 0;
-}
-
-static int run_level(struct run_ctx *r, int64_t concurrency)
-{
-    char msg[MSG_LEN] = "";
-    struct ts_level_plan plan = {
-        .concurrency = concurrency,
-        .rank = r->comm.rank,
-        .requests_per_stream = r->opt.requests_per_stream,
-        .duration_ns = r->opt.duration_ns,
-        .warmup = r->opt.warmup,
-        .prompt_count = r->prompts.count,
-    };
-    level_share(concurrency, r->comm.rank, r->comm.size, &plan.first_stream, &plan.local_streams);
-
-    int64_t resync = r->comm.rank == 0 && clock_now_ns() - r->synced_at_ns > RESYNC_AFTER_NS;
-    collect_bcast_int64(&r->comm, &resync);
-    if (resync)
-        align_clocks(r);
-    int status = 0;
-    if (plan.warmup > 0 && plan.local_streams > 0)
-        status = run_warmup(r, &plan, msg, sizeof msg);
-    if (status == 0 && !r->opt.no_preconnect && plan.local_streams > 0) {
-        int64_t answered =
-            http_preconnect(r->http, plan.local_streams, r->probe_url, msg, sizeof msg);
-        if (answered < 0)
-            status = TS_EXIT_RUNTIME;
-        else if (answered < plan.local_streams)
-            log_info("level %lld: %lld of %lld preconnect probes answered", (long long)concurrency,
-                     (long long)answered, (long long)plan.local_streams);
-    }
-
-    collect_barrier(&r->comm);
-    int64_t start_ns = synchronised_start(r);
-    if (status == 0 && level_begin(&r->level, &plan, r->origin_ns, start_ns) != 0) {
-        snprintf(msg, sizeof msg, "out of memory for level %lld", (long long)concurrency);
-        status = TS_EXIT_RUNTIME;
-    } else if (status == 0) {
-        struct ts_http_driver drv = {r, level_drv_next, level_drv_done};
-        if (http_run(r->http, plan.local_streams, &drv, msg, sizeof msg) != 0)
-            status = TS_EXIT_RUNTIME;
-    }
-    if (r->level.rows_lost)
-        log_warn("level %lld: %llu request records lost (out of memory)", (long long)concurrency,
-                 (unsigned long long)r->level.rows_lost);
-
-    /* Every rank takes part in every collective below whatever happened above, so nobody
-     * waits alone; the verdict is agreed on at the end. Ranks done early wait asleep. */
-    collect_barrier(&r->comm);
-    collect_level(&r->comm, r->level.stats, &r->level.extremes);
-    int64_t from, to;
-    double steady_tokens = 0;
-    if (stats_steady_window(&r->level.extremes, &from, &to)) {
-        int64_t level_zero = level_common_ns(&r->level, start_ns);
-        steady_tokens =
-            timeline_tokens_between(&r->level.timeline, from - level_zero, to - level_zero);
-    }
-    steady_tokens = collect_sum_double(&r->comm, steady_tokens);
-    uint64_t *tokens = NULL, *ok = NULL, *err = NULL;
-    size_t n_bins = 0;
-    if (collect_timeseries(&r->comm, &r->level.timeline, &tokens, &ok, &err, &n_bins) != 0) {
-        snprintf(msg, sizeof msg, "out of memory for level %lld's time series",
-                 (long long)concurrency);
-        status = TS_EXIT_RUNTIME;
-    }
-    int h5_ok = 1;
-    if (r->comm.rank == 0 && h5out_level_begin(r->h5, concurrency, msg, sizeof msg) != 0) {
-        h5_ok = 0;
-        status = TS_EXIT_RUNTIME;
-    }
-    if (collect_rows(&r->comm, &r->level.rows, h5_ok ? rows_to_h5 : NULL, r) != 0) {
-        snprintf(msg, sizeof msg, "cannot write level %lld's requests to %s",
-                 (long long)concurrency, r->opt.out_path);
-        status = TS_EXIT_RUNTIME;
-    }
-    /* Whether the level ran to the end on every rank is agreed before it is written down. */
-    int level_status = collect_agree(&r->comm, status, msg);
-    status = 0;
-    msg[0] = '\0';
-    if (r->comm.rank == 0 && h5_ok) {
-        struct ts_level_summary *s = &r->summaries[r->n_summaries];
-        stats_summarize(r->level.stats, &r->level.extremes, concurrency, s);
-        stats_set_steady(s, steady_tokens);
-        s->start_s = (double)level_common_ns(&r->level, start_ns) / 1e9;
-        report_level(stdout, s, r->skew_limit_s);
-        if (tokens)
-            status = write_level_extras(r, tokens, ok, err, n_bins, msg, sizeof msg);
-        if (h5out_level_end(r->h5, s, level_status == 0, msg, sizeof msg) != 0)
-            status = TS_EXIT_RUNTIME;
-        r->n_summaries++;
-    }
-    free(tokens);
-    free(ok);
-    free(err);
-    status = collect_agree(&r->comm, status, msg);
-    return level_status ? level_status : status;
-}
-
 /* ---- set-up and the sweep ---- */
 
 static int setup(struct run_ctx *r, int argc, char **argv)
@@ -445,12 +232,9 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
 
-    int64_t max_c = 0;
-    for (size_t i = 0; i < r->opt.n_levels; i++)
-        max_c = r->opt.levels[i] > max_c ? r->opt.levels[i] : max_c;
-    int64_t max_local = (max_c + r->comm.size - 1) / r->comm.size;
+    int64_t max_local = 0;
     msg[0] = '\0';
-    rc = check_fd_budget(max_local, msg);
+    rc = plan_capacity(r, &max_local, msg);
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
 
@@ -512,9 +296,12 @@ static int setup(struct run_ctx *r, int argc, char **argv)
             rc = TS_EXIT_RUNTIME;
     }
     if (rc == 0 && rank == 0) {
-        r->summaries = calloc(r->opt.n_levels, sizeof *r->summaries);
+        /* A saturation ladder doubles from its first level: 64 steps are more than enough. */
+        size_t levels = (r->opt.rates ? r->opt.n_rates : r->opt.n_levels) + 64;
+        r->summaries = calloc(levels, sizeof *r->summaries);
         r->ranks = calloc((size_t)r->comm.size, sizeof *r->ranks);
-        if (r->summaries == NULL || r->ranks == NULL)
+        r->loads = calloc((size_t)r->comm.size, sizeof *r->loads);
+        if (r->summaries == NULL || r->ranks == NULL || r->loads == NULL)
             rc = TS_EXIT_RUNTIME;
     }
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
@@ -539,7 +326,7 @@ static int write_run_info(struct run_ctx *r)
         snprintf(r->me.host, sizeof r->me.host, "?");
     r->me.host[sizeof r->me.host - 1] = '\0';
     http_local_address(r->url, r->me.address, sizeof r->me.address);
-    align_clocks(r);
+    sweep_align_clocks(r);
     if (r->comm.rank == 0) {
         int one_host = 1;
         for (int i = 1; i < r->comm.size; i++)
@@ -565,6 +352,17 @@ static int write_run_info(struct run_ctx *r)
             .timeout_s = (double)r->opt.timeout_ns / 1e9,
             .temperature = r->opt.temperature,
             .ignore_eos = r->opt.ignore_eos,
+            .mode = r->opt.rates ? "open" : "closed",
+            .rates = r->opt.rates,
+            .n_rates = r->opt.n_rates,
+            .arrival = schedule_arrival_name(r->opt.arrival),
+            .burstiness = r->opt.burstiness,
+            .seed = (int64_t)r->opt.seed,
+            .max_concurrency = r->opt.max_concurrency,
+            .requests = r->opt.requests,
+            .until_saturated = r->opt.until_saturated,
+            .slo_ttft_s = (double)r->opt.slo_ttft_ns / 1e9,
+            .slo_tpot_s = (double)r->opt.slo_tpot_ns / 1e9,
             /* Under Slurm, which job and nodes produced the results. */
             .slurm_job_id = getenv("SLURM_JOB_ID"),
             .slurm_job_name = getenv("SLURM_JOB_NAME"),
@@ -575,12 +373,21 @@ static int write_run_info(struct run_ctx *r)
             h5out_write_ranks(r->h5, r->ranks, (size_t)r->comm.size, msg, sizeof msg) != 0)
             rc = TS_EXIT_RUNTIME;
         if (rc == 0) {
-            printf("tokstorm %s: %s, model %s, %d ranks, levels", TOKSTORM_VERSION, r->endpoint,
+            printf("tokstorm %s: %s, model %s, %d ranks, ", TOKSTORM_VERSION, r->endpoint,
                    r->opt.model, r->comm.size);
-            for (size_t i = 0; i < r->opt.n_levels; i++)
-                printf("%s%lld", i ? "," : " ", (long long)r->opt.levels[i]);
-            printf(", max_tokens %lld\n", (long long)r->opt.max_tokens);
-            report_header(stdout);
+            if (r->opt.rates) {
+                printf("open loop (%s arrivals) at", schedule_arrival_name(r->opt.arrival));
+                for (size_t i = 0; i < r->opt.n_rates; i++)
+                    printf("%s%g", i ? "," : " ", r->opt.rates[i]);
+                printf(" req/s");
+            } else {
+                printf("levels");
+                for (size_t i = 0; i < r->opt.n_levels; i++)
+                    printf("%s%lld", i ? "," : " ", (long long)r->opt.levels[i]);
+            }
+            printf("%s, max_tokens %lld\n", r->opt.until_saturated ? " and up until saturated" : "",
+                   (long long)r->opt.max_tokens);
+            report_header(stdout, r->opt.rates != NULL);
         }
     }
     return collect_agree(&r->comm, rc, msg);
@@ -600,6 +407,7 @@ static void teardown(struct run_ctx *r)
     free(r->body_lens);
     free(r->summaries);
     free(r->ranks);
+    free(r->loads);
     free(r->probe_url);
     free(r->endpoint);
     free(r->url);
@@ -629,8 +437,7 @@ int run(int argc, char **argv, MPI_Comm comm)
         status = TS_EXIT_OK; /* --help or --version */
     } else if (status == 0) {
         status = write_run_info(&r);
-        for (size_t i = 0; status == 0 && i < r.opt.n_levels; i++)
-            status = run_level(&r, r.opt.levels[i]);
+        status = sweep_run(&r);
         if (r.comm.rank == 0 && r.summaries)
             report_summary(stdout, r.summaries, r.n_summaries, r.opt.out_path);
     }

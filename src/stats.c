@@ -51,6 +51,9 @@ void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x)
     hist_init(&s->itl, &x->itl);
     hist_init(&s->tpot, &x->tpot);
     hist_init(&s->e2e, &x->e2e);
+    hist_init(&s->lag, &x->lag);
+    hist_init(&s->ttft_sched, &x->ttft_sched);
+    hist_init(&s->e2e_sched, &x->e2e_sched);
     x->first_start_ns = x->full_end_ns = x->rank_start_min_ns = INT64_MAX;
     x->last_end_ns = x->full_start_ns = x->rank_start_max_ns = INT64_MIN;
 }
@@ -71,7 +74,8 @@ static int64_t seconds_to_ns(double s)
 }
 
 void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const struct ts_row *row,
-                  const int64_t *token_ns, size_t n_tokens)
+                  const int64_t *token_ns, size_t n_tokens, int64_t slo_ttft_ns,
+                  int64_t slo_tpot_ns)
 {
     x->first_start_ns = min64(x->first_start_ns, seconds_to_ns(row->start_s));
     x->last_end_ns = max64(x->last_end_ns, seconds_to_ns(row->end_s));
@@ -85,6 +89,11 @@ void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const s
     s->c.output_tokens += (uint64_t)row->output_tokens;
     s->c.prompt_tokens += (uint64_t)row->prompt_tokens;
     s->c.tokens_from_usage += row->tokens_from_usage ? 1 : 0;
+    s->c.late += row->late ? 1 : 0;
+    s->c.content_events += (uint64_t)row->content_events;
+    hist_record(&s->lag, &x->lag, seconds_to_ns(row->start_s - row->scheduled_s));
+    hist_record(&s->e2e_sched, &x->e2e_sched, seconds_to_ns(row->end_s - row->scheduled_s));
+    int64_t ttft_ns = -1, tpot_ns = -1;
 
     int64_t e2e_ns = seconds_to_ns(row->end_s - row->start_s);
     hist_record(&s->e2e, &x->e2e, e2e_ns);
@@ -94,12 +103,21 @@ void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const s
         s->c.rate_sum_utok_s += (uint64_t)(rate_utok_s < 1e18 ? rate_utok_s : 1e18);
     }
     if (row->first_token_s >= 0) {
-        hist_record(&s->ttft, &x->ttft, seconds_to_ns(row->first_token_s - row->start_s));
+        ttft_ns = seconds_to_ns(row->first_token_s - row->start_s);
+        hist_record(&s->ttft, &x->ttft, ttft_ns);
+        hist_record(&s->ttft_sched, &x->ttft_sched,
+                    seconds_to_ns(row->first_token_s - row->scheduled_s));
         if (row->output_tokens >= 2) {
             int64_t decode_ns = seconds_to_ns(row->end_s - row->first_token_s);
-            hist_record(&s->tpot, &x->tpot, decode_ns / (row->output_tokens - 1));
+            tpot_ns = decode_ns / (row->output_tokens - 1);
+            hist_record(&s->tpot, &x->tpot, tpot_ns);
         }
     }
+    /* Goodput as vLLM's benchmark defines it: TTFT (from the actual send) and TPOT within
+     * their objectives; a request without a second token has no TPOT to miss. */
+    if ((slo_ttft_ns == 0 || (ttft_ns >= 0 && ttft_ns <= slo_ttft_ns)) &&
+        (slo_tpot_ns == 0 || tpot_ns <= slo_tpot_ns))
+        s->c.good++;
     for (size_t i = 1; i < n_tokens; i++)
         hist_record(&s->itl, &x->itl, token_ns[i] - token_ns[i - 1]);
 }
@@ -116,6 +134,9 @@ void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
     hist_merge(&dst->itl, &dst_x->itl, &src->itl, &src_x->itl);
     hist_merge(&dst->tpot, &dst_x->tpot, &src->tpot, &src_x->tpot);
     hist_merge(&dst->e2e, &dst_x->e2e, &src->e2e, &src_x->e2e);
+    hist_merge(&dst->lag, &dst_x->lag, &src->lag, &src_x->lag);
+    hist_merge(&dst->ttft_sched, &dst_x->ttft_sched, &src->ttft_sched, &src_x->ttft_sched);
+    hist_merge(&dst->e2e_sched, &dst_x->e2e_sched, &src->e2e_sched, &src_x->e2e_sched);
     dst_x->first_start_ns = min64(dst_x->first_start_ns, src_x->first_start_ns);
     dst_x->last_end_ns = max64(dst_x->last_end_ns, src_x->last_end_ns);
     dst_x->full_start_ns = max64(dst_x->full_start_ns, src_x->full_start_ns);
@@ -128,32 +149,34 @@ void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
  * minimum, negates without overflow (INT64_MIN would not, and is never a minimum here). */
 void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTREMES_PACKED])
 {
-    const struct ts_hist_extremes *h[4] = {&x->ttft, &x->itl, &x->tpot, &x->e2e};
-    for (int i = 0; i < 4; i++) {
+    const struct ts_hist_extremes *h[7] = {&x->ttft, &x->itl,        &x->tpot,     &x->e2e,
+                                           &x->lag,  &x->ttft_sched, &x->e2e_sched};
+    for (int i = 0; i < 7; i++) {
         out[2 * i] = -h[i]->min_ns;
         out[2 * i + 1] = h[i]->max_ns;
     }
-    out[8] = -x->first_start_ns;
-    out[9] = x->last_end_ns;
-    out[10] = x->full_start_ns;
-    out[11] = -x->full_end_ns;
-    out[12] = -x->rank_start_min_ns;
-    out[13] = x->rank_start_max_ns;
+    out[14] = -x->first_start_ns;
+    out[15] = x->last_end_ns;
+    out[16] = x->full_start_ns;
+    out[17] = -x->full_end_ns;
+    out[18] = -x->rank_start_min_ns;
+    out[19] = x->rank_start_max_ns;
 }
 
 void stats_extremes_unpack(const int64_t in[TS_EXTREMES_PACKED], struct ts_level_extremes *x)
 {
-    struct ts_hist_extremes *h[4] = {&x->ttft, &x->itl, &x->tpot, &x->e2e};
-    for (int i = 0; i < 4; i++) {
+    struct ts_hist_extremes *h[7] = {&x->ttft, &x->itl,        &x->tpot,     &x->e2e,
+                                     &x->lag,  &x->ttft_sched, &x->e2e_sched};
+    for (int i = 0; i < 7; i++) {
         h[i]->min_ns = -in[2 * i];
         h[i]->max_ns = in[2 * i + 1];
     }
-    x->first_start_ns = -in[8];
-    x->last_end_ns = in[9];
-    x->full_start_ns = in[10];
-    x->full_end_ns = -in[11];
-    x->rank_start_min_ns = -in[12];
-    x->rank_start_max_ns = in[13];
+    x->first_start_ns = -in[14];
+    x->last_end_ns = in[15];
+    x->full_start_ns = in[16];
+    x->full_end_ns = -in[17];
+    x->rank_start_min_ns = -in[18];
+    x->rank_start_max_ns = in[19];
 }
 
 static void dist(const struct ts_hist *h, const struct ts_hist_extremes *x, struct ts_dist *d)
@@ -204,6 +227,17 @@ void stats_summarize(const struct ts_level_stats *s, const struct ts_level_extre
     dist(&s->itl, &x->itl, &out->itl);
     dist(&s->tpot, &x->tpot, &out->tpot);
     dist(&s->e2e, &x->e2e, &out->e2e);
+    dist(&s->lag, &x->lag, &out->lag);
+    dist(&s->ttft_sched, &x->ttft_sched, &out->ttft_sched);
+    dist(&s->e2e_sched, &x->e2e_sched, &out->e2e_sched);
+    out->late = s->c.late;
+    if (s->c.content_events > 0)
+        out->tokens_per_event = (double)s->c.output_tokens / (double)s->c.content_events;
+    out->good = s->c.good;
+    if (out->wall_s > 0) {
+        out->req_s = (double)s->c.ok / out->wall_s;
+        out->goodput_req_s = (double)s->c.good / out->wall_s;
+    }
     int64_t from, to;
     if (stats_steady_window(x, &from, &to))
         out->steady_s = (double)(to - from) / 1e9;

@@ -115,6 +115,35 @@ fail:
     return -1;
 }
 
+int units_parse_rate_list(const char *text, double **out, size_t *n)
+{
+    if (text == NULL || *text == '\0')
+        return -1;
+    size_t cap = 1;
+    for (const char *c = text; *c; c++)
+        cap += (*c == ',');
+    double *vals = malloc(cap * sizeof *vals);
+    if (vals == NULL)
+        return -1;
+    size_t count = 0;
+    const char *field = text;
+    for (;;) {
+        const char *rest;
+        if (parse_number_prefix(field, &vals[count], &rest) != 0 || vals[count] <= 0 ||
+            (*rest != ',' && *rest != '\0')) {
+            free(vals);
+            return -1;
+        }
+        count++;
+        if (*rest == '\0')
+            break;
+        field = rest + 1;
+    }
+    *out = vals;
+    *n = count;
+    return 0;
+}
+
 char *units_format_duration(int64_t ns, char *buf, size_t len)
 {
     double a = (double)(ns < 0 ? -ns : ns);

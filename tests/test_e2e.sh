@@ -54,7 +54,8 @@ for c in levels:
     check(f"C={c}: Tokens = C x rps x max_tokens exactly",
           a["output_tokens"] == c * rps * max_tokens and ok["output_tokens"].sum() == c * rps * max_tokens)
     check(f"C={c}: token counts came from usage", (ok["tokens_from_usage"] == 1).all())
-    check(f"C={c}: every content event arrived", (ok["content_events"] == max_tokens).all())
+    check(f"C={c}: every content event arrived, one token each",
+          (ok["content_events"] == max_tokens).all() and a["tokens_per_event"] == 1.0)
     check(f"C={c}: rank of every record in range", ((r["rank"] >= 0) & (r["rank"] < ranks)).all())
     want_ranks = {rk for rk in range(ranks) if c // ranks + (1 if rk < c % ranks else 0) > 0}
     check(f"C={c}: records from exactly the ranks that had streams", set(r["rank"]) == want_ranks)

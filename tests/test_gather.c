@@ -17,7 +17,7 @@
 
 #include "check.h"
 
-#define LEVEL_C        8     /* the level every case writes: /level_8/requests */
+#define LEVEL_C        8     /* the level every case writes: /level_8/requests ("level_8") */
 #define READ_ROWS      50000 /* rows per H5Dread when reading the file back */
 #define REPORT_BAD_MAX 5     /* bad rows described on stderr per pass; the rest are counted */
 
@@ -383,7 +383,7 @@ static void run_case(const struct ts_comm *c, int which)
             close(fd);
             have_file = 1;
             CHECK_EQ_INT(h5out_create(&s.h5, path, 1, s.msg, sizeof s.msg), 0);
-            int begun = s.h5 ? h5out_level_begin(s.h5, LEVEL_C, s.msg, sizeof s.msg) : -1;
+            int begun = s.h5 ? h5out_level_begin(s.h5, "level_8", s.msg, sizeof s.msg) : -1;
             CHECK_EQ_INT(begun, 0);
             if (begun != 0) {
                 h5out_close(s.h5);

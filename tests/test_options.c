@@ -75,6 +75,38 @@ int main(void)
     CHECK_EQ_INT(o.n_levels, 6);
     options_free(&o);
 
+    /* Open loop and saturation search. */
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--rates", "0.5,2,8", "--arrival", "gamma",
+                       "--burstiness", "0.25", "--seed", "42", "--requests", "500",
+                       "--max-concurrency", "64", "--slo", "ttft=2s,tpot=50ms"),
+                 0);
+    CHECK(o.n_rates == 3 && o.rates[0] == 0.5 && o.rates[2] == 8);
+    CHECK(o.arrival == TS_ARRIVAL_GAMMA && o.burstiness == 0.25 && o.seed == 42);
+    CHECK(o.requests == 500 && o.max_concurrency == 64 && o.duration_ns == 0);
+    CHECK(o.slo_ttft_ns == 2000000000 && o.slo_tpot_ns == 50000000);
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--rate", "3"), 0);
+    CHECK(o.n_rates == 1 && o.duration_ns == 30000000000LL); /* open loop defaults to 30 s */
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--until-saturated", "--max-level", "512"), 0);
+    CHECK(o.until_saturated && o.n_levels == 1 && o.levels[0] == 1 && o.max_level == 512);
+    CHECK(o.max_error_rate == 0.01);
+    options_free(&o);
+    REJECTS("--rates: '1,,2' is not", "--url", "http://x", "--rates", "1,,2");
+    REJECTS("--rates: '0' is not", "--url", "http://x", "--rates", "0");
+    REJECTS("--rates: open loop takes no --levels", "--url", "http://x", "--rates", "1", "--levels",
+            "4");
+    REJECTS("--requests: only for open loop", "--url", "http://x", "--requests", "10");
+    REJECTS("--duration and --requests", "--url", "http://x", "--rates", "1", "--requests", "9",
+            "--duration", "5s");
+    REJECTS("--arrival: 'bursty' is not", "--url", "http://x", "--arrival", "bursty");
+    REJECTS("--burstiness: '0' is not", "--url", "http://x", "--burstiness", "0");
+    REJECTS("--slo: 'latency=2s' is not", "--url", "http://x", "--slo", "latency=2s");
+    REJECTS("--slo: 'ttft=soon' is not", "--url", "http://x", "--slo", "ttft=soon");
+    REJECTS("--max-error-rate: '2' is not", "--url", "http://x", "--max-error-rate", "2");
+    REJECTS("--until-saturated: give one starting level", "--url", "http://x", "--until-saturated",
+            "--levels", "1,2");
+
     CHECK_EQ_INT(PARSE(&o, msg, "--help"), TS_OPT_HELP);
     options_free(&o);
     CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "-V"), TS_OPT_VERSION);

@@ -12,6 +12,7 @@ static struct ts_row ok_row(double start, double first, double end, int64_t toke
 {
     struct ts_row r;
     memset(&r, 0, sizeof r);
+    r.scheduled_s = start;
     r.start_s = start;
     r.first_byte_s = first;
     r.first_token_s = first;
@@ -22,6 +23,9 @@ static struct ts_row ok_row(double start, double first, double end, int64_t toke
     r.http_status = 200;
     return r;
 }
+
+/* A TTFT objective of 150 ms: r1 (50 ms) and r2 (100 ms) meet it, r3 (200 ms) does not. */
+#define SLO_TTFT 150000000
 
 int main(void)
 {
@@ -34,17 +38,17 @@ int main(void)
     struct ts_row r1 = ok_row(0.0, 0.05, 2.0, 100);
     struct ts_row r2 = ok_row(1.0, 1.10, 1.5, 10);
     int64_t t1[3] = {50000000, 60000000, 80000000}; /* gaps 10 ms and 20 ms */
-    stats_record(a, &ax, &r1, t1, 3);
-    stats_record(a, &ax, &r2, NULL, 0);
+    stats_record(a, &ax, &r1, t1, 3, SLO_TTFT, 0);
+    stats_record(a, &ax, &r2, NULL, 0, SLO_TTFT, 0);
     /* Part b: one success (40 tokens in 1 s) and two failures. */
     struct ts_row r3 = ok_row(0.0, 0.2, 1.0, 40);
-    stats_record(b, &bx, &r3, NULL, 0);
+    stats_record(b, &bx, &r3, NULL, 0, SLO_TTFT, 0);
     struct ts_row bad = ok_row(0.0, -1, 0.3, 0);
     bad.error_class = TS_ERR_HTTP_5XX;
     bad.http_status = 503;
-    stats_record(b, &bx, &bad, NULL, 0);
+    stats_record(b, &bx, &bad, NULL, 0, SLO_TTFT, 0);
     bad.error_class = TS_ERR_TIMEOUT;
-    stats_record(b, &bx, &bad, NULL, 0);
+    stats_record(b, &bx, &bad, NULL, 0, SLO_TTFT, 0);
     bx.full_start_ns = 100;
     bx.full_end_ns = 900000100; /* 0.9 s of full load */
     ax.full_start_ns = 50;
@@ -71,6 +75,13 @@ int main(void)
     CHECK_EQ_INT(s.err_by_class[TS_ERR_HTTP_5XX], 1);
     CHECK_EQ_INT(s.err_by_class[TS_ERR_TIMEOUT], 1);
     CHECK_EQ_INT(s.output_tokens, 150);
+    CHECK_EQ_INT(s.good, 2);
+    /* ok_row leaves content_events at 0: no events, no ratio. */
+    CHECK(s.tokens_per_event == 0);
+    CHECK(fabs(s.goodput_req_s - 2 / 2.0) < 1e-12);
+    CHECK(fabs(s.req_s - 3 / 2.0) < 1e-12);
+    /* Closed loop: scheduled = start, so no lag and the same TTFT from either. */
+    CHECK(s.lag.max == 0 && s.ttft_sched.p50 == s.ttft.p50);
     CHECK_EQ_INT(s.prompt_tokens, 30);
     /* Wall: earliest start (0.0) to latest end (2.0) over both parts. */
     CHECK(fabs(s.wall_s - 2.0) < 1e-12);

@@ -50,6 +50,20 @@ int collect_single_node(const struct ts_comm *c);
  * they were) and merges the extremes on every rank (all need the steady window). */
 void collect_level(const struct ts_comm *c, struct ts_level_stats *s, struct ts_level_extremes *x);
 
+/* How hard one rank's own event loop worked in a level (gathered to rank 0). */
+struct ts_rank_load {
+    int32_t rank;
+    int32_t pad_;         /* keeps the layout the same everywhere */
+    double busy_fraction; /* of the level's run time spent working, not waiting */
+    double lag_p99_ms;    /* open loop: p99 of (actual - scheduled) send time */
+    double cpu_s;         /* CPU time (user + system) this rank used in the level */
+    double max_rss_mib;   /* the rank's peak resident memory so far */
+};
+
+/* Gathers size bytes from every rank into all (size x ranks bytes) on rank 0 (all may be NULL
+ * elsewhere). */
+void collect_gather(const struct ts_comm *c, const void *mine, size_t size, void *all);
+
 /* Estimates every rank's clock offset to rank 0 by MPI ping-pongs, keeping the fastest round
  * trip (clocksync.h): at least 16 per rank, more (up to 1000, or 200 ms) until one takes
  * under 20 us. *mine is this rank's (zero on rank 0). */

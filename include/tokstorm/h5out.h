@@ -16,6 +16,7 @@
 
 #include "tokstorm/collect.h"
 #include "tokstorm/hist.h"
+#include "tokstorm/saturation.h"
 #include "tokstorm/stats.h"
 
 #define TS_H5_SCHEMA_VERSION 1
@@ -45,6 +46,16 @@ struct ts_run_info {
     double timeout_s;
     double temperature;
     int ignore_eos;
+    const char *mode;    /* "closed" or "open" */
+    const double *rates; /* open loop: the rates given */
+    size_t n_rates;
+    const char *arrival;
+    double burstiness;
+    int64_t seed;
+    int64_t max_concurrency; /* open loop, over all ranks; 0 = 1024 per rank */
+    int64_t requests;        /* open loop, per level */
+    int until_saturated;
+    double slo_ttft_s, slo_tpot_s;
     const char *slurm_job_id;         /* SLURM_JOB_ID, NULL when not under Slurm */
     const char *slurm_job_name;       /* SLURM_JOB_NAME */
     const char *slurm_nodelist;       /* SLURM_JOB_NODELIST */
@@ -66,8 +77,13 @@ int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *info, char *ms
 int h5out_write_ranks(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
                       size_t msg_len);
 
-/* Opens group level_<C> with an empty, extendible requests dataset. */
-int h5out_level_begin(struct ts_h5out *h, int64_t concurrency, char *msg, size_t msg_len);
+/* Opens group `name` (level_<C>, or rate_<R> in open loop) with an empty, extendible
+ * requests dataset. */
+int h5out_level_begin(struct ts_h5out *h, const char *name, char *msg, size_t msg_len);
+
+/* Writes the open level's rank_load dataset: each rank's busy fraction and send lag. */
+int h5out_level_loads(struct ts_h5out *h, const struct ts_rank_load *loads, size_t n, char *msg,
+                      size_t msg_len);
 
 /* Appends rows to the open level's requests dataset. */
 int h5out_level_rows(struct ts_h5out *h, const struct ts_row *rows, size_t n, char *msg,
@@ -90,6 +106,10 @@ int h5out_level_clock(struct ts_h5out *h, const struct ts_rank_info *ranks, size
 /* Writes the level's summary attributes, closes the group and flushes the file. */
 int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int complete, char *msg,
                     size_t msg_len);
+
+/* Writes the saturation search's result as root attributes (saturation_*). */
+int h5out_write_saturation(struct ts_h5out *h, const struct ts_saturation_point *p,
+                           const char *stop_reason, char *msg, size_t msg_len);
 
 /* Closes the file (NULL is fine). Returns 0 or TS_H5_ERR_IO. */
 int h5out_close(struct ts_h5out *h);

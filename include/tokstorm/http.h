@@ -19,7 +19,7 @@ struct ts_http_config {
     int64_t timeout_ns;         /* whole transfer */
     int64_t connect_timeout_ns; /* one connection attempt */
     size_t max_event_bytes;     /* cap on one SSE event */
-    int64_t max_streams;        /* slots to allocate: the most streams one run will ask for */
+    int64_t max_streams;        /* slots to allocate up front (more are made when a run asks) */
     int debug;                  /* libcurl verbose output on stderr */
 };
 
@@ -36,6 +36,21 @@ struct ts_http_driver {
                  int64_t now_ns);
 };
 
+/* What an open-loop run asks of its driver: arrivals at times of its own, on free slots.
+ * All three are called from the loop, never from inside a libcurl callback. */
+struct ts_http_open_driver {
+    void *ctx;
+    /* When the next arrival is due (local clock), or INT64_MAX when there is none left. */
+    int64_t (*next_due)(void *ctx);
+    /* The due arrival goes out now on slot; late when it had to wait for a free slot. The
+     * body must stay valid until done() for that slot. */
+    void (*take)(void *ctx, int64_t slot, int64_t now_ns, int late, const char **body,
+                 size_t *body_len);
+    /* As in struct ts_http_driver; s is the slot. */
+    void (*done)(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how, const char *detail,
+                 int64_t now_ns);
+};
+
 #define TS_HTTP_ERR_INIT (-1) /* curl, epoll or memory could not be set up */
 #define TS_HTTP_ERR_LOOP (-2) /* the event loop failed (epoll_wait, curl_multi error) */
 
@@ -44,11 +59,25 @@ struct ts_http_driver {
 int http_new(struct ts_http **out, const struct ts_http_config *cfg, char *msg, size_t msg_len);
 void http_free(struct ts_http *h);
 
-/* Runs streams 0..n_streams-1 (n_streams <= max_streams) until every stream's next() has
+/* Makes sure at least n request slots exist (each an easy handle and its parser state).
+ * Returns 0 or -1 (out of memory). */
+int http_reserve(struct ts_http *h, int64_t n);
+
+/* Runs streams 0..n_streams-1 (slots are added if needed) until every stream's next() has
  * said no and every transfer has ended. Connections stay open for the next run.
  * Returns 0 or TS_HTTP_ERR_LOOP with msg filled. */
 int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *driver, char *msg,
              size_t msg_len);
+
+/* Runs an open loop over slots 0..n_slots-1 (n_slots <= max_streams): each arrival goes out
+ * when due if a slot is free, else as soon as one is (and counts late), until next_due says
+ * there is none left and every transfer has ended. Returns 0 or TS_HTTP_ERR_LOOP. */
+int http_run_open(struct ts_http *h, int64_t n_slots, const struct ts_http_open_driver *driver,
+                  char *msg, size_t msg_len);
+
+/* The fraction of the last run's time the loop spent working rather than waiting in
+ * epoll_wait: near 1, the client itself may be what limits the figures. */
+double http_busy_fraction(const struct ts_http *h);
 
 /* Opens (or checks) one keep-alive connection per slot for slots 0..n_streams-1 by sending
  * each a GET of probe_url (e.g. the server's /v1/models) at once and discarding the answers,

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tokstorm/schedule.h"
 #include "tokstorm/stats.h"
 #include "tokstorm/timeline.h"
 #include "tokstorm/xfer.h"
@@ -21,6 +22,16 @@ struct ts_level_plan {
     int64_t warmup;              /* warm-up requests each stream sent before (in their own
                                     phase): measured request indices start here */
     size_t prompt_count;         /* prompts to choose from */
+    int64_t slo_ttft_ns;         /* a request meets the objectives (counts in goodput) when */
+    int64_t slo_tpot_ns;         /* its TTFT and TPOT are within these; 0 = no objective */
+    /* Open loop (open_loop = 1): local_streams is then the number of request slots. */
+    int open_loop;
+    double rate_per_s;     /* this rank's arrival rate */
+    int64_t open_requests; /* this rank's requests; 0 = arrivals until duration_ns */
+    enum ts_arrival arrival;
+    double burstiness;
+    uint64_t seed; /* this rank's and level's seed */
+    int nranks;    /* for the global request index behind the prompt choice */
 };
 
 /* Rank r of n runs floor(C/n) streams, plus one if r < C mod n; its first global stream
@@ -30,8 +41,10 @@ void level_share(int64_t concurrency, int rank, int nranks, int64_t *first_strea
 
 /* The request a stream is sending now. */
 struct ts_level_request {
-    int64_t index;        /* index in its stream, warm-up included */
+    int64_t index;        /* index in its stream, warm-up included (open loop: on this rank) */
     int64_t prompt_index; /* (global stream + index * C) mod prompt_count */
+    int64_t scheduled_ns; /* open loop: when it was due (local clock); closed loop: 0 */
+    int late;             /* open loop: it waited for a free slot */
 };
 
 /* The prompt that request `index` of local stream s takes: (global stream + index * C) mod
@@ -54,6 +67,8 @@ struct ts_level {
     struct ts_level_extremes extremes;
     struct ts_rows rows;         /* measured requests only */
     struct ts_timeline timeline; /* tokens and ends of measured requests */
+    struct ts_schedule schedule; /* open loop: the arrivals */
+    int64_t taken;               /* open loop: arrivals handed out */
     uint64_t rows_lost;          /* rows or timeline entries dropped for lack of memory */
 };
 
@@ -70,6 +85,16 @@ int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t or
  * the stream's current request), or 0 when the stream has finished (call it again and it
  * stays 0). */
 int level_next(struct ts_level *l, int64_t s, int64_t now_ns, struct ts_level_request *out);
+
+/* Records now_ns as this rank's start for the start skew (otherwise its first request's). */
+void level_mark_start(struct ts_level *l, int64_t now_ns);
+
+/* Open loop: when the next arrival is due (local clock), or INT64_MAX when the level has no
+ * more (its request count or duration is reached). */
+int64_t level_next_due(const struct ts_level *l);
+
+/* Open loop: hands the due arrival to slot; late when it had to wait for the slot. */
+void level_take(struct ts_level *l, int64_t slot, int late, struct ts_level_request *out);
 
 /* Local stream s's current request ended at now_ns: finishes x into a row and records it in
  * the rows, stats and timeline. */

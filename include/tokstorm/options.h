@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "tokstorm/api.h"
+#include "tokstorm/schedule.h"
 
 #define TS_OPT_ERR     (-1) /* invalid command line: msg names the option */
 #define TS_OPT_HELP    1    /* --help was given */
@@ -35,8 +36,22 @@ struct ts_options {
     int force;                   /* overwrite an existing out_path */
     int demo;                    /* start tokstorm-mock and sweep against it */
     int no_preconnect;           /* do not open connections before each level starts */
-    int verbose;                 /* 0 = warnings, 1 = info, 2 = debug */
-    char *command_line;          /* argv joined with spaces, for the results file */
+    /* Open loop: arrivals at given rates instead of C closed-loop streams. */
+    double *rates; /* requests/s over all ranks, one level each; NULL = closed loop */
+    size_t n_rates;
+    enum ts_arrival arrival; /* gaps between arrivals */
+    double burstiness;       /* gamma shape (1 = Poisson-like) */
+    uint64_t seed;           /* seeds the arrival times */
+    int64_t max_concurrency; /* open loop: most requests in flight over all ranks; 0 = auto */
+    int64_t requests;        /* open loop: requests per level over all ranks; 0 = duration */
+    /* Saturation search. */
+    int until_saturated;   /* double C (or the rate) from the first level until saturated */
+    int64_t max_level;     /* the ladder's last step at most this C (or rate) */
+    double max_error_rate; /* stop once more than this fraction of a level failed */
+    int64_t slo_ttft_ns;   /* p99 TTFT objective; 0 = none */
+    int64_t slo_tpot_ns;   /* p99 TPOT objective; 0 = none */
+    int verbose;           /* 0 = warnings, 1 = info, 2 = debug */
+    char *command_line;    /* argv joined with spaces, for the results file */
 };
 
 /* Parses argv into *o (defaults first). Returns 0, TS_OPT_HELP, TS_OPT_VERSION, or

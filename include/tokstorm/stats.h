@@ -32,6 +32,7 @@ const char *stats_err_class_name(int err_class);
  * the HDF5 compound type. Times are seconds since this rank's level start (a double holds
  * nanosecond resolution for a hundred days); -1 when the moment never came. */
 struct ts_row {
+    double scheduled_s;        /* open loop: when it was due; closed loop: = start_s */
     double start_s;            /* just before the request was handed to curl */
     double first_byte_s;       /* first response byte (status line) */
     double first_token_s;      /* first event with non-empty content or reasoning */
@@ -46,6 +47,7 @@ struct ts_row {
     int32_t http_status;       /* 0 when no response came */
     int32_t error_class;       /* enum ts_err_class */
     int32_t tokens_from_usage; /* 1 when output_tokens came from the server's usage */
+    int32_t late;              /* open loop: it waited for a free slot (the concurrency cap) */
 };
 
 /* A growable array of rows; grows by doubling, so appends on the hot path rarely allocate. */
@@ -68,14 +70,20 @@ struct ts_counters {
     uint64_t prompt_tokens;               /* of successful requests */
     uint64_t tokens_from_usage;           /* successful requests whose count came from usage */
     uint64_t rate_sum_utok_s;             /* sum over ok requests of tokens/s, in 1e-6 tok/s */
+    uint64_t late;                        /* open loop: requests that waited for a slot */
+    uint64_t good;                        /* ok requests within every latency objective */
+    uint64_t content_events;              /* of successful requests */
 };
 
 struct ts_level_stats {
     struct ts_counters c;
-    struct ts_hist ttft; /* first token - start */
-    struct ts_hist itl;  /* gaps between content events, successful requests only */
-    struct ts_hist tpot; /* (end - first token) / (tokens - 1), requests with >= 2 tokens */
-    struct ts_hist e2e;  /* end - start */
+    struct ts_hist ttft;       /* first token - start */
+    struct ts_hist itl;        /* gaps between content events, successful requests only */
+    struct ts_hist tpot;       /* (end - first token) / (tokens - 1), requests with >= 2 tokens */
+    struct ts_hist e2e;        /* end - start */
+    struct ts_hist lag;        /* start - scheduled (open loop; 0 in closed loop) */
+    struct ts_hist ttft_sched; /* first token - scheduled */
+    struct ts_hist e2e_sched;  /* end - scheduled */
 };
 
 _Static_assert(sizeof(struct ts_level_stats) % sizeof(uint64_t) == 0,
@@ -85,7 +93,7 @@ _Static_assert(sizeof(struct ts_level_stats) % sizeof(uint64_t) == 0,
  * Each field is merged with min or max as its comment says; a rank with no stream in the
  * level leaves the neutral value (INT64_MAX for a min, INT64_MIN for a max). */
 struct ts_level_extremes {
-    struct ts_hist_extremes ttft, itl, tpot, e2e;
+    struct ts_hist_extremes ttft, itl, tpot, e2e, lag, ttft_sched, e2e_sched;
     int64_t first_start_ns;    /* min: earliest start of a measured request */
     int64_t last_end_ns;       /* max: latest end of a measured request */
     int64_t full_start_ns;     /* max: when every stream of the rank was in its measure phase */
@@ -94,15 +102,17 @@ struct ts_level_extremes {
     int64_t rank_start_max_ns; /* max: the same, its latest */
 };
 
-#define TS_EXTREMES_PACKED 14 /* int64_t values in the packed form */
+#define TS_EXTREMES_PACKED 20 /* int64_t values in the packed form */
 
 void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x);
 
 /* Adds one finished, measured request: its row and, for a success, the gaps between the
  * arrival times of its content events (token_ns[0..n_tokens-1], ascending). Failures count
- * only in err and err_by_class. */
+ * only in err and err_by_class. A success counts as good when its TTFT and TPOT are within
+ * slo_ttft_ns and slo_tpot_ns (0 = no objective). */
 void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const struct ts_row *row,
-                  const int64_t *token_ns, size_t n_tokens);
+                  const int64_t *token_ns, size_t n_tokens, int64_t slo_ttft_ns,
+                  int64_t slo_tpot_ns);
 
 /* dst += src. */
 void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
@@ -121,19 +131,26 @@ struct ts_dist {
 
 /* The figures of one level, as the table and the results file show them. */
 struct ts_level_summary {
-    int64_t concurrency;
-    double start_s; /* the level's synchronised start on the common timeline */
-    double wall_s;  /* latest end - earliest start over all ranks, common timeline */
+    int64_t concurrency; /* closed loop: C; open loop: the concurrency cap */
+    double rate;         /* open loop: offered requests/s; 0 in closed loop */
+    double start_s;      /* the level's synchronised start on the common timeline */
+    double wall_s;       /* latest end - earliest start over all ranks, common timeline */
     uint64_t ok, err;
     uint64_t err_by_class[TS_ERR__COUNT];
     uint64_t output_tokens, prompt_tokens;
-    double agg_tok_s;     /* output_tokens / wall_s */
-    double per_req_tok_s; /* mean over ok requests of output_tokens / (end - start) */
-    double steady_s;      /* length of the window in which all C streams were busy */
-    double steady_tokens; /* tokens delivered in it (set by the caller: needs every rank) */
-    double steady_tok_s;  /* steady_tokens / steady_s; 0 when the window is empty */
-    double start_skew_s;  /* latest - earliest first request start over ranks */
+    double agg_tok_s;        /* output_tokens / wall_s */
+    double per_req_tok_s;    /* mean over ok requests of output_tokens / (end - start) */
+    double steady_s;         /* length of the window in which all C streams were busy */
+    double steady_tokens;    /* tokens delivered in it (set by the caller: needs every rank) */
+    double steady_tok_s;     /* steady_tokens / steady_s; 0 when the window is empty */
+    double start_skew_s;     /* latest - earliest first request start over ranks */
+    uint64_t late;           /* open loop: requests that waited for a free slot */
+    uint64_t good;           /* ok requests within every objective */
+    double req_s;            /* ok requests / wall_s */
+    double goodput_req_s;    /* good requests / wall_s */
+    double tokens_per_event; /* output tokens / content events: > 1 when the server coalesces */
     struct ts_dist ttft, itl, tpot, e2e;
+    struct ts_dist lag, ttft_sched, e2e_sched; /* open loop: from the scheduled send time */
 };
 
 /* The steady window of merged extremes: [start, end) in common-timeline ns. Returns 0 when

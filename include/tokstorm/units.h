@@ -19,6 +19,10 @@ int units_parse_count(const char *text, int64_t *out);
  * owned by the caller; *n is its length (at least 1). */
 int units_parse_count_list(const char *text, int64_t **out, size_t *n);
 
+/* A comma-separated list of positive decimal numbers ("0.5,1,2,4"), like
+ * units_parse_count_list. */
+int units_parse_rate_list(const char *text, double **out, size_t *n);
+
 /* Formats ns as a short human string ("1.50 s", "250 ms", "12 us") into buf. Returns buf. */
 char *units_format_duration(int64_t ns, char *buf, size_t len);
 

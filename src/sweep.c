@@ -1,0 +1,411 @@
+/* sweep.c: the levels of a run: warm-up, preconnect, synchronised start, the rank's event
+ * loop in closed or open loop, then reduction, gather and one flushed HDF5 group per level;
+ * and the saturation ladder. Set-up and tear-down are run.c's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "tokstorm/clock.h"
+#include "tokstorm/log.h"
+#include "tokstorm/report.h"
+#include "tokstorm/run.h"
+#include "tokstorm/saturation.h"
+#include "tokstorm/timeline.h"
+#include "tokstorm/units.h"
+
+#include "run_internal.h"
+
+#define RESYNC_AFTER_NS (60 * TS_NS_PER_S)  /* realign clocks before a level after this */
+#define START_LEAD_NS   (50 * TS_NS_PER_MS) /* a level starts this long after rank 0 says so */
+
+static int level_drv_next(void *ctx, int64_t s, int64_t now_ns, const char **body, size_t *len)
+{
+    struct run_ctx *r = ctx;
+    struct ts_level_request req;
+    if (!level_next(&r->level, s, now_ns, &req))
+        return 0;
+    *body = r->bodies[req.prompt_index];
+    *len = r->body_lens[req.prompt_index];
+    return 1;
+}
+
+static void level_drv_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how,
+                           const char *detail, int64_t now_ns)
+{
+    struct run_ctx *r = ctx;
+    level_done(&r->level, s, x, how, detail, now_ns);
+}
+
+/* Open loop: arrivals from the level's schedule on free slots. */
+static int64_t open_drv_next_due(void *ctx)
+{
+    struct run_ctx *r = ctx;
+    return level_next_due(&r->level);
+}
+
+static void open_drv_take(void *ctx, int64_t slot, int64_t now_ns, int late, const char **body,
+                          size_t *len)
+{
+    struct run_ctx *r = ctx;
+    struct ts_level_request req;
+    (void)now_ns;
+    level_take(&r->level, slot, late, &req);
+    *body = r->bodies[req.prompt_index];
+    *len = r->body_lens[req.prompt_index];
+}
+
+/* The warm-up phase: each stream sends plan->warmup requests, in the same prompt sequence the
+ * measured ones continue; nothing about them is recorded. */
+struct warmup {
+    struct run_ctx *r;
+    const struct ts_level_plan *plan;
+    int64_t *sent; /* per local stream */
+};
+
+static int warmup_next(void *ctx, int64_t s, int64_t now_ns, const char **body, size_t *len)
+{
+    (void)now_ns;
+    struct warmup *w = ctx;
+    if (w->sent[s] >= w->plan->warmup)
+        return 0;
+    int64_t p = level_prompt_index(w->plan, s, w->sent[s]++);
+    *body = w->r->bodies[p];
+    *len = w->r->body_lens[p];
+    return 1;
+}
+
+static void warmup_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how,
+                        const char *detail, int64_t now_ns)
+{
+    (void)ctx, (void)s, (void)x, (void)how, (void)detail, (void)now_ns;
+}
+
+static int run_warmup(struct run_ctx *r, const struct ts_level_plan *plan, char *msg, size_t len)
+{
+    struct warmup w = {r, plan, calloc((size_t)plan->local_streams + 1, sizeof *w.sent)};
+    if (w.sent == NULL) {
+        snprintf(msg, len, "out of memory for the warm-up");
+        return TS_EXIT_RUNTIME;
+    }
+    struct ts_http_driver drv = {&w, warmup_next, warmup_done};
+    int rc = http_run(r->http, plan->local_streams, &drv, msg, len) != 0 ? TS_EXIT_RUNTIME : 0;
+    free(w.sent);
+    return rc;
+}
+
+static int rows_to_h5(void *ctx, const struct ts_row *rows, size_t n)
+{
+    struct run_ctx *r = ctx;
+    char msg[MSG_LEN];
+    if (h5out_level_rows(r->h5, rows, n, msg, sizeof msg) != 0) {
+        log_error("%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Aligns every rank's clock to rank 0's and gathers who is where (rank 0 keeps the table).
+ * The first call also fixes the common timeline's zero: the run's start. */
+void sweep_align_clocks(struct run_ctx *r)
+{
+    collect_clock_sync(&r->comm, &r->clock);
+    if (r->run_start0_ns == 0) {
+        r->run_start0_ns = r->comm.rank == 0 ? clock_now_ns() : 0;
+        collect_bcast_int64(&r->comm, &r->run_start0_ns);
+    }
+    r->origin_ns = clocksync_from_rank0(&r->clock, r->run_start0_ns);
+    r->synced_at_ns = clock_now_ns();
+    r->me.clock_offset_ns = r->clock.offset_ns;
+    r->me.clock_uncertainty_ns = r->clock.uncertainty_ns;
+    collect_rank_info(&r->comm, &r->me, r->ranks);
+}
+
+/* Rank 0 picks an instant a little ahead, every rank waits for it on its own aligned clock;
+ * returns that instant on this rank's clock. */
+static int64_t synchronised_start(struct run_ctx *r)
+{
+    int64_t start0 = r->comm.rank == 0 ? clock_now_ns() + START_LEAD_NS : 0;
+    collect_bcast_int64(&r->comm, &start0);
+    int64_t start = clocksync_from_rank0(&r->clock, start0);
+    clock_wait_until(start);
+    return start;
+}
+
+/* Rank 0 writes everything the level produced besides its rows. */
+static int write_level_extras(struct run_ctx *r, const uint64_t *tokens, const uint64_t *ok,
+                              const uint64_t *err, size_t n_bins, char *msg, size_t len)
+{
+    const struct ts_level_stats *st = r->level.stats;
+    const struct ts_level_extremes *x = &r->level.extremes;
+    if (h5out_level_timeseries(r->h5, (double)TS_TIMELINE_SERIES_NS / 1e9, tokens, ok, err, n_bins,
+                               msg, len) != 0 ||
+        h5out_level_hist(r->h5, "ttft", &st->ttft, &x->ttft, msg, len) != 0 ||
+        h5out_level_hist(r->h5, "itl", &st->itl, &x->itl, msg, len) != 0 ||
+        h5out_level_hist(r->h5, "tpot", &st->tpot, &x->tpot, msg, len) != 0 ||
+        h5out_level_hist(r->h5, "e2e", &st->e2e, &x->e2e, msg, len) != 0 ||
+        h5out_level_clock(r->h5, r->ranks, (size_t)r->comm.size, msg, len) != 0)
+        return TS_EXIT_RUNTIME;
+    return 0;
+}
+
+/* What a level is: C closed-loop streams, or an open-loop rate (requests/s over all ranks). */
+struct level_key {
+    int64_t concurrency; /* closed loop: C; open loop: the concurrency cap over all ranks */
+    double rate;         /* open loop; 0 for closed loop */
+    size_t index;        /* position in the sweep, for the arrival seed */
+};
+
+static void level_name(const struct level_key *k, char *buf, size_t len)
+{
+    if (k->rate > 0)
+        snprintf(buf, len, "rate_%g", k->rate);
+    else
+        snprintf(buf, len, "level_%lld", (long long)k->concurrency);
+}
+
+/* Mixes the user's seed with the rank and the level so that every rank and level draws its
+ * own arrivals, and the same command draws the same ones again. */
+static uint64_t arrival_seed(uint64_t seed, int rank, size_t level_index)
+{
+    uint64_t x = seed ^ ((uint64_t)rank * 0x9E3779B97F4A7C15ULL) ^
+                 ((uint64_t)level_index * 0xC2B2AE3D27D4EB4FULL);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    return x ^ (x >> 31);
+}
+
+static void make_plan(const struct run_ctx *r, const struct level_key *k,
+                      struct ts_level_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->concurrency = k->concurrency;
+    plan->rank = r->comm.rank;
+    plan->nranks = r->comm.size;
+    plan->prompt_count = r->prompts.count;
+    plan->duration_ns = r->opt.duration_ns;
+    plan->slo_ttft_ns = r->opt.slo_ttft_ns;
+    plan->slo_tpot_ns = r->opt.slo_tpot_ns;
+    /* Closed loop: this rank's streams. Open loop: its slots, its share of the rate and of
+     * the request count. */
+    level_share(k->concurrency, r->comm.rank, r->comm.size, &plan->first_stream,
+                &plan->local_streams);
+    if (k->rate <= 0) {
+        plan->requests_per_stream = r->opt.requests_per_stream;
+        plan->warmup = r->opt.warmup;
+        return;
+    }
+    plan->open_loop = 1;
+    plan->rate_per_s = k->rate / r->comm.size;
+    int64_t first;
+    if (r->opt.requests > 0)
+        level_share(r->opt.requests, r->comm.rank, r->comm.size, &first, &plan->open_requests);
+    if (r->opt.requests > 0 && plan->open_requests == 0)
+        plan->rate_per_s = 0; /* fewer requests than ranks: this rank sends none */
+    plan->arrival = r->opt.arrival;
+    plan->burstiness = r->opt.burstiness;
+    plan->seed = arrival_seed(r->opt.seed, r->comm.rank, k->index);
+}
+
+/* Warm-up, preconnect, the synchronised start and the measured run of one level on this
+ * rank. Returns 0 or an exit status (msg filled); *start_ns is the level's start. */
+static int measure_level(struct run_ctx *r, const struct ts_level_plan *plan, int64_t *start_ns,
+                         char *msg, size_t len)
+{
+    int status = 0;
+    if (plan->warmup > 0 && plan->local_streams > 0)
+        status = run_warmup(r, plan, msg, len);
+    /* Open loop: connections for about one second of arrivals, the slots the rate needs. */
+    int64_t connections = plan->local_streams;
+    if (plan->open_loop && connections > (int64_t)plan->rate_per_s + 1)
+        connections = (int64_t)plan->rate_per_s + 1;
+    if (status == 0 && !r->opt.no_preconnect && connections > 0) {
+        int64_t answered = http_preconnect(r->http, connections, r->probe_url, msg, len);
+        if (answered < 0)
+            status = TS_EXIT_RUNTIME;
+        else if (answered < connections)
+            log_info("%lld of %lld preconnect probes answered", (long long)answered,
+                     (long long)connections);
+    }
+    collect_barrier(&r->comm);
+    *start_ns = synchronised_start(r);
+    if (status == 0 && level_begin(&r->level, plan, r->origin_ns, *start_ns) != 0) {
+        snprintf(msg, len, "out of memory for a level of %lld streams",
+                 (long long)plan->local_streams);
+        return TS_EXIT_RUNTIME;
+    }
+    /* Open-loop arrivals are random, so the first of them says nothing of how well the ranks
+     * started together: the skew is taken from the moment each rank began the level. */
+    if (status == 0 && plan->open_loop)
+        level_mark_start(&r->level, clock_now_ns());
+    if (status != 0)
+        return status;
+    int rc;
+    if (plan->open_loop) {
+        struct ts_http_open_driver drv = {r, open_drv_next_due, open_drv_take, level_drv_done};
+        rc = http_run_open(r->http, plan->local_streams, &drv, msg, len);
+    } else {
+        struct ts_http_driver drv = {r, level_drv_next, level_drv_done};
+        rc = http_run(r->http, plan->local_streams, &drv, msg, len);
+    }
+    return rc != 0 ? TS_EXIT_RUNTIME : 0;
+}
+
+static double cpu_seconds(const struct rusage *u)
+{
+    return (double)(u->ru_utime.tv_sec + u->ru_stime.tv_sec) +
+           (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec) / 1e6;
+}
+
+/* Rank 0: notes under the level's row when a rank's own loop may have been the limit. */
+static void report_client_load(struct run_ctx *r, const struct ts_rank_load *loads)
+{
+    int busiest = 0, laggiest = 0;
+    for (int i = 1; i < r->comm.size; i++) {
+        busiest = loads[i].busy_fraction > loads[busiest].busy_fraction ? i : busiest;
+        laggiest = loads[i].lag_p99_ms > loads[laggiest].lag_p99_ms ? i : laggiest;
+    }
+    if (loads[busiest].busy_fraction > 0.5)
+        report_note(stdout,
+                    "rank %d's event loop was busy %.0f%% of the level: the figures may "
+                    "describe the client; add ranks",
+                    busiest, 100 * loads[busiest].busy_fraction);
+    if (loads[laggiest].lag_p99_ms > 1.0)
+        report_note(stdout, "rank %d sent late: p99 send lag %.2f ms; add ranks", laggiest,
+                    loads[laggiest].lag_p99_ms);
+}
+
+static int run_level(struct run_ctx *r, const struct level_key *key)
+{
+    char msg[MSG_LEN] = "", name[64];
+    level_name(key, name, sizeof name);
+    struct ts_level_plan plan;
+    make_plan(r, key, &plan);
+
+    int64_t resync = r->comm.rank == 0 && clock_now_ns() - r->synced_at_ns > RESYNC_AFTER_NS;
+    collect_bcast_int64(&r->comm, &resync);
+    if (resync)
+        sweep_align_clocks(r);
+    int64_t start_ns = 0;
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    int status = measure_level(r, &plan, &start_ns, msg, sizeof msg);
+    getrusage(RUSAGE_SELF, &after);
+    if (r->level.rows_lost)
+        log_warn("%s: %llu request records lost (out of memory)", name,
+                 (unsigned long long)r->level.rows_lost);
+
+    /* How hard this rank's own loop worked: read before the reduction sums the histograms. */
+    struct ts_rank_load load = {
+        .rank = r->comm.rank,
+        .busy_fraction = http_busy_fraction(r->http),
+        .lag_p99_ms =
+            (double)hist_percentile_ns(&r->level.stats->lag, &r->level.extremes.lag, 0.99) / 1e6,
+        .cpu_s = cpu_seconds(&after) - cpu_seconds(&before),
+        .max_rss_mib = (double)after.ru_maxrss / 1024.0};
+
+    /* Every rank takes part in every collective below whatever happened above, so nobody
+     * waits alone; the verdict is agreed on at the end. Ranks done early wait asleep. */
+    collect_barrier(&r->comm);
+    collect_level(&r->comm, r->level.stats, &r->level.extremes);
+    collect_gather(&r->comm, &load, sizeof load, r->loads);
+    int64_t from, to;
+    double steady_tokens = 0;
+    if (stats_steady_window(&r->level.extremes, &from, &to)) {
+        int64_t level_zero = level_common_ns(&r->level, start_ns);
+        steady_tokens =
+            timeline_tokens_between(&r->level.timeline, from - level_zero, to - level_zero);
+    }
+    steady_tokens = collect_sum_double(&r->comm, steady_tokens);
+    uint64_t *tokens = NULL, *ok = NULL, *err = NULL;
+    size_t n_bins = 0;
+    if (collect_timeseries(&r->comm, &r->level.timeline, &tokens, &ok, &err, &n_bins) != 0) {
+        snprintf(msg, sizeof msg, "%s: out of memory for the time series", name);
+        status = TS_EXIT_RUNTIME;
+    }
+    int h5_ok = 1;
+    if (r->comm.rank == 0 && h5out_level_begin(r->h5, name, msg, sizeof msg) != 0) {
+        h5_ok = 0;
+        status = TS_EXIT_RUNTIME;
+    }
+    if (collect_rows(&r->comm, &r->level.rows, h5_ok ? rows_to_h5 : NULL, r) != 0) {
+        snprintf(msg, sizeof msg, "cannot write %s's requests to %s", name, r->opt.out_path);
+        status = TS_EXIT_RUNTIME;
+    }
+    /* Whether the level ran to the end on every rank is agreed before it is written down. */
+    int level_status = collect_agree(&r->comm, status, msg);
+    status = 0;
+    msg[0] = '\0';
+    if (r->comm.rank == 0 && h5_ok) {
+        struct ts_level_summary *s = &r->summaries[r->n_summaries];
+        stats_summarize(r->level.stats, &r->level.extremes, key->concurrency, s);
+        stats_set_steady(s, steady_tokens);
+        s->rate = key->rate;
+        s->start_s = (double)level_common_ns(&r->level, start_ns) / 1e9;
+        report_level(stdout, s, r->skew_limit_s);
+        report_client_load(r, r->loads);
+        if (tokens)
+            status = write_level_extras(r, tokens, ok, err, n_bins, msg, sizeof msg);
+        if (status == 0 &&
+            h5out_level_loads(r->h5, r->loads, (size_t)r->comm.size, msg, sizeof msg) != 0)
+            status = TS_EXIT_RUNTIME;
+        if (h5out_level_end(r->h5, s, level_status == 0, msg, sizeof msg) != 0)
+            status = TS_EXIT_RUNTIME;
+        r->n_summaries++;
+    }
+    free(tokens);
+    free(ok);
+    free(err);
+    status = collect_agree(&r->comm, status, msg);
+    return level_status ? level_status : status;
+}
+
+/* The levels given, or with --until-saturated the ladder from the first one, doubling until
+ * rank 0 sees the stopping rule met (and tells everyone). */
+int sweep_run(struct run_ctx *r)
+{
+    size_t given = r->opt.rates ? r->opt.n_rates : r->opt.n_levels;
+    struct ts_saturation_rules rules = {
+        .max_error_rate = r->opt.max_error_rate,
+        .slo_ttft_ns = r->opt.slo_ttft_ns,
+        .slo_tpot_ns = r->opt.slo_tpot_ns,
+        .max_level = (double)r->opt.max_level,
+    };
+    int status = 0;
+    enum ts_ladder_verdict verdict = TS_LADDER_CONTINUE;
+    struct level_key key = {0};
+    for (size_t i = 0; status == 0; i++) {
+        if (!r->opt.until_saturated && i == given)
+            break;
+        key.index = i;
+        if (r->opt.rates) {
+            key.rate = r->opt.until_saturated && i > 0 ? 2 * key.rate : r->opt.rates[i];
+            key.concurrency = r->open_slots * r->comm.size;
+        } else {
+            key.concurrency =
+                r->opt.until_saturated && i > 0 ? 2 * key.concurrency : r->opt.levels[i];
+        }
+        status = run_level(r, &key);
+        if (status != 0 || !r->opt.until_saturated)
+            continue;
+        int64_t v = 0;
+        if (r->comm.rank == 0)
+            v = saturation_next(r->summaries, r->n_summaries, &rules);
+        collect_bcast_int64(&r->comm, &v);
+        verdict = (enum ts_ladder_verdict)v;
+        if (verdict != TS_LADDER_CONTINUE)
+            break;
+    }
+    if (r->comm.rank == 0 && r->opt.until_saturated && r->n_summaries > 0) {
+        struct ts_saturation_point p;
+        saturation_point(r->summaries, r->n_summaries, &rules, &p);
+        report_saturation(stdout, &p, r->opt.rates != NULL, saturation_verdict_text(verdict));
+        char msg[MSG_LEN];
+        if (h5out_write_saturation(r->h5, &p, saturation_verdict_text(verdict), msg, sizeof msg) !=
+            0) {
+            log_error("%s", msg);
+            if (status == 0)
+                status = TS_EXIT_RUNTIME;
+        }
+    }
+    return status;
+}
