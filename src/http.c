@@ -362,12 +362,15 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
         wait_ms = left <= 0 ? 0 : left >= 1000000000 ? 1000 : (int)((left + 999999) / 1000000);
     }
     if (wake_ns >= 0) {
+        /* Armed relative to now: clock_now_ns may carry a test offset (clock.h) that the
+         * kernel's own clock does not. */
+        int64_t in_ns = wake_ns - now;
         struct itimerspec its = {
-            .it_value = {.tv_sec = wake_ns / 1000000000, .tv_nsec = wake_ns % 1000000000}};
-        if (wake_ns <= now)
+            .it_value = {.tv_sec = in_ns / 1000000000, .tv_nsec = in_ns % 1000000000}};
+        if (in_ns <= 0)
             wait_ms = 0;
         else
-            timerfd_settime(h->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+            timerfd_settime(h->timer_fd, 0, &its, NULL);
     }
     int n = epoll_wait(h->epfd, events, (int)(sizeof events / sizeof events[0]), wait_ms);
     int64_t woke = clock_now_ns();

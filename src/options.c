@@ -396,6 +396,12 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
                      arg);
             return TS_OPT_ERR;
         }
+        for (size_t i = 0; i < n; i++)
+            if (rates[i] < 1e-3 || rates[i] > 1e7) {
+                snprintf(msg, len, "--rates: %g is outside 0.001 to 10000000 requests/s", rates[i]);
+                free(rates);
+                return TS_OPT_ERR;
+            }
         free(o->rates);
         o->rates = rates;
         o->n_rates = n;

@@ -110,14 +110,29 @@ static int plan_capacity(struct run_ctx *r, int64_t *max_local, char *msg)
     int64_t fds = raise_fd_limit(), fit = fds == INT64_MAX ? INT64_MAX : fds - spare_fds;
     const char *what = "--levels";
     if (r->opt.rates) {
-        what = "--max-concurrency";
-        r->open_slots = r->opt.max_concurrency > 0 ? (r->opt.max_concurrency + n - 1) / n : 1024;
-        *max_local = r->open_slots;
+        /* The cap is shared out exactly as streams are (level_share): every rank needs one. */
+        what = r->opt.max_concurrency > 0 ? "--max-concurrency"
+                                          : "open loop (1024 slots per rank unless "
+                                            "--max-concurrency)";
+        r->open_cap = r->opt.max_concurrency > 0 ? r->opt.max_concurrency : 1024 * n;
+        if (r->open_cap < n) {
+            snprintf(msg, MSG_LEN,
+                     "--max-concurrency: %lld is less than the %lld ranks (each needs a slot)",
+                     (long long)r->open_cap, (long long)n);
+            return TS_EXIT_USAGE;
+        }
+        *max_local = (r->open_cap + n - 1) / n;
     } else if (r->opt.until_saturated) {
         if (fit != INT64_MAX && r->opt.max_level > fit * n)
             r->opt.max_level = fit * n; /* the ladder stops where descriptors run out */
-        *max_local = r->opt.levels[0] < r->opt.max_level ? r->opt.levels[0] : r->opt.max_level;
-        *max_local = (*max_local + n - 1) / n;
+        if (r->opt.levels[0] > r->opt.max_level) {
+            snprintf(msg, MSG_LEN,
+                     "--levels: the ladder's first level %lld is above --max-level %lld (or "
+                     "what %lld ranks' file descriptors allow: raise ulimit -n or add ranks)",
+                     (long long)r->opt.levels[0], (long long)r->opt.max_level, (long long)n);
+            return TS_EXIT_USAGE;
+        }
+        *max_local = (r->opt.levels[0] + n - 1) / n;
         return 0;
     } else {
         int64_t max_c = 0;
@@ -437,7 +452,8 @@ int run(int argc, char **argv, MPI_Comm comm)
         status = TS_EXIT_OK; /* --help or --version */
     } else if (status == 0) {
         status = write_run_info(&r);
-        status = sweep_run(&r);
+        if (status == 0)
+            status = sweep_run(&r);
         if (r.comm.rank == 0 && r.summaries)
             report_summary(stdout, r.summaries, r.n_summaries, r.opt.out_path);
     }

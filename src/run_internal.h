@@ -43,7 +43,7 @@ struct run_ctx {
     struct ts_rank_info me;       /* this rank's host, address and offset */
     struct ts_rank_info *ranks;   /* rank 0: everyone's */
     struct ts_rank_load *loads;   /* rank 0: everyone's, for the current level */
-    int64_t open_slots;           /* open loop: request slots per rank */
+    int64_t open_cap;             /* open loop: requests in flight over all ranks, at most */
     double skew_limit_s;          /* rank 0: when the start skew deserves a line */
 };
 

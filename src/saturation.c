@@ -38,8 +38,9 @@ enum ts_ladder_verdict saturation_next(const struct ts_level_summary *levels, si
         return TS_LADDER_ERRORS;
     if (!meets_slo(last, rules))
         return TS_LADDER_SLO;
-    if (n >= 3 && levels[n - 1].agg_tok_s < 1.05 * levels[n - 2].agg_tok_s &&
-        levels[n - 2].agg_tok_s < 1.05 * levels[n - 3].agg_tok_s)
+    /* <= so that levels that deliver nothing at all count as flat too. */
+    if (n >= 3 && levels[n - 1].agg_tok_s <= 1.05 * levels[n - 2].agg_tok_s &&
+        levels[n - 2].agg_tok_s <= 1.05 * levels[n - 3].agg_tok_s)
         return TS_LADDER_FLAT;
     if (2 * saturation_level_of(last) > rules->max_level)
         return TS_LADDER_MAX_LEVEL;

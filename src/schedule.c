@@ -82,6 +82,17 @@ static double gamma_unit(struct ts_rng *r, double k)
     }
 }
 
+/* The next gap in ns, clamped so that a tiny rate (or none) cannot overflow the conversion:
+ * a gap of a century means "no arrival in this level". */
+static int64_t gap_ns(struct ts_schedule *s)
+{
+    const double century_ns = 100.0 * 365 * 24 * 3600 * 1e9;
+    if (!(s->rate_per_s > 0))
+        return (int64_t)century_ns;
+    double g = schedule_gap_s(s) * 1e9;
+    return (int64_t)(g < century_ns ? g : century_ns);
+}
+
 void schedule_init(struct ts_schedule *s, enum ts_arrival arrival, double rate_per_s,
                    double burstiness, uint64_t seed)
 {
@@ -90,7 +101,7 @@ void schedule_init(struct ts_schedule *s, enum ts_arrival arrival, double rate_p
     s->arrival = arrival;
     s->rate_per_s = rate_per_s;
     s->burstiness = burstiness > 0 ? burstiness : 1.0;
-    s->next_ns = arrival == TS_ARRIVAL_CONSTANT ? 0 : (int64_t)(schedule_gap_s(s) * 1e9);
+    s->next_ns = arrival == TS_ARRIVAL_CONSTANT ? 0 : gap_ns(s);
 }
 
 double schedule_gap_s(struct ts_schedule *s)
@@ -110,6 +121,6 @@ double schedule_gap_s(struct ts_schedule *s)
 int64_t schedule_take(struct ts_schedule *s)
 {
     int64_t t = s->next_ns;
-    s->next_ns = t + (int64_t)(schedule_gap_s(s) * 1e9);
+    s->next_ns = t + gap_ns(s);
     return t;
 }

@@ -79,6 +79,12 @@ void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const s
 {
     x->first_start_ns = min64(x->first_start_ns, seconds_to_ns(row->start_s));
     x->last_end_ns = max64(x->last_end_ns, seconds_to_ns(row->end_s));
+    /* Open loop, failures included: how many waited for a slot, and how late the others
+     * went out. A late request's wait is the cap's (or the server's), not the client's, so
+     * it stays out of the send lag; it shows in the latencies from the schedule. */
+    s->c.late += row->late ? 1 : 0;
+    if (!row->late)
+        hist_record(&s->lag, &x->lag, seconds_to_ns(row->start_s - row->scheduled_s));
     if (row->error_class != TS_ERR_NONE) {
         s->c.err++;
         if (row->error_class > 0 && row->error_class < TS_ERR__COUNT)
@@ -89,9 +95,7 @@ void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const s
     s->c.output_tokens += (uint64_t)row->output_tokens;
     s->c.prompt_tokens += (uint64_t)row->prompt_tokens;
     s->c.tokens_from_usage += row->tokens_from_usage ? 1 : 0;
-    s->c.late += row->late ? 1 : 0;
     s->c.content_events += (uint64_t)row->content_events;
-    hist_record(&s->lag, &x->lag, seconds_to_ns(row->start_s - row->scheduled_s));
     hist_record(&s->e2e_sched, &x->e2e_sched, seconds_to_ns(row->end_s - row->scheduled_s));
     int64_t ttft_ns = -1, tpot_ns = -1;
 

@@ -379,7 +379,7 @@ int sweep_run(struct run_ctx *r)
         key.index = i;
         if (r->opt.rates) {
             key.rate = r->opt.until_saturated && i > 0 ? 2 * key.rate : r->opt.rates[i];
-            key.concurrency = r->open_slots * r->comm.size;
+            key.concurrency = r->open_cap;
         } else {
             key.concurrency =
                 r->opt.until_saturated && i > 0 ? 2 * key.concurrency : r->opt.levels[i];

@@ -152,13 +152,13 @@ static int classify(const struct ts_xfer *x, enum ts_transport how)
     return TS_ERR_NONE;
 }
 
-static double rel_s(int64_t t_ns, int64_t level_start_ns)
+static double rel_s(int64_t t_ns, int64_t zero_ns)
 {
-    return t_ns ? (double)(t_ns - level_start_ns) / 1e9 : -1.0;
+    return t_ns ? (double)(t_ns - zero_ns) / 1e9 : -1.0;
 }
 
 void xfer_finish(struct ts_xfer *x, enum ts_transport how, const char *detail, int64_t now_ns,
-                 int64_t level_start_ns, struct ts_row *row)
+                 int64_t zero_ns, struct ts_row *row)
 {
     x->end_ns = now_ns;
     int err = classify(x, how);
@@ -167,10 +167,10 @@ void xfer_finish(struct ts_xfer *x, enum ts_transport how, const char *detail, i
     if (err == TS_ERR_TRUNCATED && x->message[0] == '\0')
         snprintf(x->message, sizeof x->message, "stream ended without [DONE] or finish_reason");
 
-    row->start_s = rel_s(x->start_ns, level_start_ns);
-    row->first_byte_s = rel_s(x->first_byte_ns, level_start_ns);
-    row->first_token_s = rel_s(x->first_token_ns, level_start_ns);
-    row->end_s = rel_s(x->end_ns, level_start_ns);
+    row->start_s = rel_s(x->start_ns, zero_ns);
+    row->first_byte_s = rel_s(x->first_byte_ns, zero_ns);
+    row->first_token_s = rel_s(x->first_token_ns, zero_ns);
+    row->end_s = rel_s(x->end_ns, zero_ns);
     row->http_status = x->http_status;
     row->error_class = err;
     row->content_events = x->content_events;

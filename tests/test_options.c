@@ -94,6 +94,7 @@ int main(void)
     options_free(&o);
     REJECTS("--rates: '1,,2' is not", "--url", "http://x", "--rates", "1,,2");
     REJECTS("--rates: '0' is not", "--url", "http://x", "--rates", "0");
+    REJECTS("--rates: 1e-06 is outside", "--url", "http://x", "--rates", "0.000001");
     REJECTS("--rates: open loop takes no --levels", "--url", "http://x", "--rates", "1", "--levels",
             "4");
     REJECTS("--requests: only for open loop", "--url", "http://x", "--requests", "10");

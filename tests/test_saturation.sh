@@ -70,4 +70,18 @@ import h5py; f = h5py.File('$WORK/seed-a.h5', 'r'); a = f['rate_100'].attrs
 print('late', a['late'], 'ttft p50', a['ttft_p50_ms'], 'from schedule', a['ttft_sched_p50_ms'])
 assert a['late'] > 10 and a['ttft_sched_p50_ms'] > 2 * a['ttft_p50_ms']
 assert (f['rate_100/requests'][:]['late'] == 1).sum() == a['late']"
+# The cap is shared out exactly (3 over 2 ranks: 2 + 1), and ranks whose clocks differ (a test
+# hook shifts rank r's clock by r x 200 ms) still send on schedule: the open loop's timer
+# follows each rank's aligned clock.
+TOKSTORM_TEST_CLOCK_OFFSET_NS=200000000 timeout 60 "${MPIRUN[@]}" -np 2 \
+  -x TOKSTORM_TEST_CLOCK_OFFSET_NS "$TOKSTORM" "${COMMON[@]}" --rates 20 --requests 20 \
+  --max-concurrency 3 --out "$WORK/offset.h5" >"$WORK/offset.out" 2>&1 && rc=0 || rc=$?
+check "shifted clocks: exit 0" test "$rc" -eq 0
+check "cap of 3 over 2 ranks stays 3; sends on time on both ranks despite 200 ms offsets" $PY -c "
+import h5py; f = h5py.File('$WORK/offset.h5', 'r'); a = f['rate_20'].attrs
+lag = f['rate_20/rank_load'][:]['send_lag_p99_ms']
+off = f['ranks'][:]['clock_offset_ns']
+print('cap', a['concurrency'], 'lag p99 per rank', list(lag), 'offsets', list(off))
+assert a['concurrency'] == 3 and a['ok'] == 20
+assert abs(off[1] - 200000000) < 1000000 and (lag < 5).all()"
 finish saturation

@@ -29,8 +29,8 @@ enum ts_err_class {
 const char *stats_err_class_name(int err_class);
 
 /* One request: fixed size and pointer-free. The same layout is the MPI gather payload and
- * the HDF5 compound type. Times are seconds since this rank's level start (a double holds
- * nanosecond resolution for a hundred days); -1 when the moment never came. */
+ * the HDF5 compound type. Times are seconds on the common timeline, from the run's start (a
+ * double holds nanosecond resolution for a hundred days); -1 when the moment never came. */
 struct ts_row {
     double scheduled_s;        /* open loop: when it was due; closed loop: = start_s */
     double start_s;            /* just before the request was handed to curl */

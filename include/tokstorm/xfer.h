@@ -50,9 +50,10 @@ void xfer_on_status(struct ts_xfer *x, int http_status, int64_t now_ns);
 int xfer_on_body(struct ts_xfer *x, const char *buf, size_t len, int64_t now_ns);
 
 /* Ends the request at now_ns and fills the timing, token, status and error fields of *row
- * (times relative to level_start_ns; the caller sets rank, stream, request, prompt_index).
+ * (times in seconds from zero_ns, the local clock reading of the timeline's zero; the caller
+ * sets rank, stream, request, prompt_index).
  * detail: the transport's message for a failed transfer (may be NULL). */
 void xfer_finish(struct ts_xfer *x, enum ts_transport how, const char *detail, int64_t now_ns,
-                 int64_t level_start_ns, struct ts_row *row);
+                 int64_t zero_ns, struct ts_row *row);
 
 #endif
