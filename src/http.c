@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -26,7 +28,15 @@ struct slot {
     struct ts_xfer xfer;
     char errbuf[CURL_ERROR_SIZE];
     char detail[CURL_ERROR_SIZE + 64]; /* errbuf plus the system's reason */
+    const char *bind_addr;             /* the local address it binds to, or NULL */
+    int probe_held;                    /* preconnect: paused at its answer, holding its link */
+    int probe_counted;                 /* preconnect: whether it reused a link is known */
 };
+
+/* Linux >= 4.2; older headers may lack the name. */
+#ifndef IP_BIND_ADDRESS_NO_PORT
+#define IP_BIND_ADDRESS_NO_PORT 24
+#endif
 
 struct ts_http {
     CURLM *multi;
@@ -46,6 +56,13 @@ struct ts_http {
     int64_t blocked_until_ns;   /* open loop: arrivals due before this waited for a slot */
     int timer_fd;               /* open loop: wakes the loop for the next arrival */
     int64_t blocked_ns, run_ns; /* time in epoll_wait, and in all, during the last run */
+    int64_t probes_reused;      /* preconnect probes that found a kept-alive connection */
+    int64_t probes_held;        /* preconnect probes paused on their answer */
+    int probes_released;        /* preconnect: every probe is out, the held ones may end */
+    int64_t port_exhaustion;    /* connects failed with EADDRNOTAVAIL since last taken */
+    char **bind_addrs;          /* owned copies of cfg's; cfg.bind_addrs points here */
+    char **bind_opts;           /* "host!ADDR" for CURLOPT_INTERFACE, one per address */
+    char local_addr[64];        /* the system's source address, found on first need */
 };
 
 /* CURLMOPT_SOCKETFUNCTION: keep epoll's interest set equal to what libcurl asks for. The
@@ -117,7 +134,22 @@ static size_t on_body(char *buf, size_t size, size_t n, void *userp)
     return xfer_on_body(&sl->xfer, buf, len, clock_now_ns()) == 0 ? len : 0;
 }
 
-static int setup_easy(struct ts_http *h, struct slot *sl, const struct ts_http_config *cfg)
+/* CURLOPT_SOCKOPTFUNCTION, bound connections only: libcurl binds before it connects, and a
+ * bind to port 0 would pick the port then, from one pool per address whatever the server.
+ * Deferring the choice to connect() lets a port be reused towards other servers, and makes
+ * running out of them show as connect()'s EADDRNOTAVAIL. */
+static int on_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose)
+{
+    (void)clientp;
+    (void)purpose;
+    int one = 1;
+    setsockopt(fd, SOL_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    return CURL_SOCKOPT_OK;
+}
+
+/* Sets up slot number index's easy handle. */
+static int setup_easy(struct ts_http *h, struct slot *sl, const struct ts_http_config *cfg,
+                      int64_t index)
 {
     CURL *e = curl_easy_init();
     if (e == NULL)
@@ -143,6 +175,14 @@ static int setup_easy(struct ts_http *h, struct slot *sl, const struct ts_http_c
     bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, sl) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_PRIVATE, sl) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, sl->errbuf) != CURLE_OK;
+    if (cfg->n_bind_addrs > 0) {
+        /* "host!" makes libcurl read it as an address, never as an interface name. libcurl
+         * reuses a kept-alive connection only for a handle with the same local address. */
+        size_t a = (size_t)(index % (int64_t)cfg->n_bind_addrs);
+        sl->bind_addr = cfg->bind_addrs[a];
+        bad |= curl_easy_setopt(e, CURLOPT_INTERFACE, h->bind_opts[a]) != CURLE_OK;
+        bad |= curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, on_sockopt) != CURLE_OK;
+    }
     if (cfg->debug)
         curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
     return bad ? -1 : 0;
@@ -168,8 +208,26 @@ int http_new(struct ts_http **out, const struct ts_http_config *cfg, char *msg, 
     h->url = strdup(cfg->url);
     h->cfg = *cfg;
     h->cfg.url = h->url;
+    h->cfg.bind_addrs = NULL;
+    h->cfg.n_bind_addrs = 0;
+    int no_memory = 0;
+    if (cfg->n_bind_addrs > 0) {
+        h->bind_addrs = calloc(cfg->n_bind_addrs, sizeof *h->bind_addrs);
+        h->bind_opts = calloc(cfg->n_bind_addrs, sizeof *h->bind_opts);
+        no_memory = h->bind_addrs == NULL || h->bind_opts == NULL;
+        for (size_t i = 0; !no_memory && i < cfg->n_bind_addrs; i++) {
+            size_t n = strlen(cfg->bind_addrs[i]) + sizeof "host!";
+            h->bind_addrs[i] = strdup(cfg->bind_addrs[i]);
+            h->bind_opts[i] = malloc(n);
+            h->cfg.n_bind_addrs = i + 1; /* what http_free must release */
+            no_memory = h->bind_addrs[i] == NULL || h->bind_opts[i] == NULL;
+            if (!no_memory)
+                snprintf(h->bind_opts[i], n, "host!%s", cfg->bind_addrs[i]);
+        }
+        h->cfg.bind_addrs = h->bind_addrs;
+    }
     struct epoll_event tev = {.events = EPOLLIN, .data.fd = h->timer_fd};
-    if (h->epfd < 0 || h->multi == NULL || h->headers == NULL || h->url == NULL ||
+    if (h->epfd < 0 || h->multi == NULL || h->headers == NULL || h->url == NULL || no_memory ||
         h->timer_fd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->timer_fd, &tev) != 0) {
         snprintf(msg, msg_len, "cannot set up the event loop: %s", strerror(errno));
         http_free(h);
@@ -210,7 +268,7 @@ int http_reserve(struct ts_http *h, int64_t n)
             return -1;
         }
         h->slots[h->n_slots] = sl; /* owned from here, freed by http_free */
-        if (setup_easy(h, sl, &h->cfg) != 0) {
+        if (setup_easy(h, sl, &h->cfg, h->n_slots) != 0) {
             h->n_slots++;
             return -1;
         }
@@ -246,6 +304,12 @@ void http_free(struct ts_http *h)
     curl_slist_free_all(h->headers);
     free(h->url);
     free(h->free_slots);
+    for (size_t i = 0; i < h->cfg.n_bind_addrs; i++) {
+        free(h->bind_addrs[i]);
+        free(h->bind_opts[i]);
+    }
+    free(h->bind_addrs);
+    free(h->bind_opts);
     free(h);
 }
 
@@ -287,6 +351,7 @@ static enum ts_transport transport_of(struct slot *sl, CURLcode rc)
                                                                  : TS_TRANSPORT_CONNECT;
     }
     case CURLE_COULDNT_CONNECT:
+    case CURLE_INTERFACE_FAILED: /* the local address could not be bound */
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
         return TS_TRANSPORT_CONNECT;
@@ -309,19 +374,37 @@ static void check_multi_info(struct ts_http *h)
         curl_multi_remove_handle(h->multi, sl->easy);
         sl->busy = 0;
         h->in_flight--;
+        long os_errno = 0;
+        if (rc != CURLE_OK)
+            curl_easy_getinfo(sl->easy, CURLINFO_OS_ERRNO, &os_errno);
+        /* connect() finds no free local port for this (source, server) pair. */
+        int no_port = rc == CURLE_COULDNT_CONNECT && os_errno == EADDRNOTAVAIL;
+        h->port_exhaustion += no_port;
         if (h->driver == NULL && h->open == NULL) { /* a preconnect probe: answered or not */
-            long status = 0;
+            long status = 0, connects = 0;
             curl_easy_getinfo(sl->easy, CURLINFO_RESPONSE_CODE, &status);
+            curl_easy_getinfo(sl->easy, CURLINFO_NUM_CONNECTS, &connects);
             h->probes_answered += status > 0;
+            if (sl->probe_held)
+                h->probes_held--;
+            else if (!sl->probe_counted) /* an answer without a body */
+                h->probes_reused += status > 0 && connects == 0;
+            sl->probe_held = 0;
             continue;
         }
         int64_t now = clock_now_ns();
         enum ts_transport how = transport_of(sl, rc);
         const char *detail = NULL;
-        if (rc != CURLE_OK) {
+        if (no_port) {
+            if (sl->bind_addr == NULL && h->local_addr[0] == '\0')
+                http_local_address(h->url, h->local_addr, sizeof h->local_addr);
+            snprintf(sl->detail, sizeof sl->detail,
+                     "out of local ports (EADDRNOTAVAIL) on %s: spread connections with --bind "
+                     "or more client hosts",
+                     sl->bind_addr ? sl->bind_addr : h->local_addr);
+            detail = sl->detail;
+        } else if (rc != CURLE_OK) {
             /* curl's message says what failed; the errno says why ("Connection refused"). */
-            long os_errno = 0;
-            curl_easy_getinfo(sl->easy, CURLINFO_OS_ERRNO, &os_errno);
             snprintf(sl->detail, sizeof sl->detail, "%s%s%s%s",
                      sl->errbuf[0] ? sl->errbuf : curl_easy_strerror(rc), os_errno ? " (" : "",
                      os_errno ? strerror((int)os_errno) : "", os_errno ? ")" : "");
@@ -505,12 +588,22 @@ double http_busy_fraction(const struct ts_http *h)
     return (double)(h->run_ns - h->blocked_ns) / (double)h->run_ns;
 }
 
-/* CURLOPT_WRITEFUNCTION for preconnect probes: the answer itself does not matter. */
-static size_t discard_body(char *buf, size_t size, size_t n, void *userp)
+/* CURLOPT_WRITEFUNCTION for preconnect probes: the answer itself does not matter, but a
+ * probe that ended would put its connection back in the cache, where the next probe would
+ * take it instead of opening one of its own. So each probe pauses at its first body bytes,
+ * holding its connection, until every probe is out. */
+static size_t probe_body(char *buf, size_t size, size_t n, void *userp)
 {
     (void)buf;
-    (void)userp;
-    return size * n;
+    struct slot *sl = userp;
+    if (sl->probe_held || sl->http->probes_released)
+        return size * n;
+    long connects = 0;
+    curl_easy_getinfo(sl->easy, CURLINFO_NUM_CONNECTS, &connects);
+    sl->probe_held = sl->probe_counted = 1;
+    sl->http->probes_held++;
+    sl->http->probes_reused += connects == 0;
+    return CURL_WRITEFUNC_PAUSE;
 }
 
 int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_url, char *msg,
@@ -520,26 +613,96 @@ int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_
         return TS_HTTP_ERR_LOOP;
     h->driver = NULL;
     h->probes_answered = 0;
-    for (int64_t s = 0; s < n_streams; s++) {
-        struct slot *sl = h->slots[s];
-        curl_easy_setopt(sl->easy, CURLOPT_URL, probe_url);
-        curl_easy_setopt(sl->easy, CURLOPT_HTTPGET, 1L);
-        curl_easy_setopt(sl->easy, CURLOPT_WRITEFUNCTION, discard_body);
-        curl_easy_setopt(sl->easy, CURLOPT_HEADERFUNCTION, NULL);
-        if (curl_multi_add_handle(h->multi, sl->easy) == CURLM_OK) {
-            sl->busy = 1;
-            h->in_flight++;
+    h->probes_reused = 0;
+    h->probes_held = 0;
+    h->probes_released = 0;
+    /* A token bucket without burst: the k-th probe (from 0) may go at k / rate seconds, and
+     * each probe that found a kept-alive connection hands its token back. */
+    double rate = h->cfg.connect_rate_per_s;
+    int64_t began = clock_now_ns(), started = 0;
+    /* A held probe must outlast the slowest pace: the first waits for the last. */
+    int64_t pace_ms = rate > 0 ? (int64_t)((double)n_streams * 1000.0 / rate) : 0;
+    long probe_timeout_ms = (long)(h->cfg.timeout_ns / 1000000 + pace_ms);
+    int rc = 0;
+    while (rc == 0 && (started < n_streams || h->in_flight > 0)) {
+        int64_t allowed = n_streams;
+        if (rate > 0)
+            allowed =
+                1 + (int64_t)((double)(clock_now_ns() - began) * rate / 1e9) + h->probes_reused;
+        for (; started < n_streams && started < allowed; started++) {
+            struct slot *sl = h->slots[started];
+            curl_easy_setopt(sl->easy, CURLOPT_URL, probe_url);
+            curl_easy_setopt(sl->easy, CURLOPT_HTTPGET, 1L);
+            curl_easy_setopt(sl->easy, CURLOPT_WRITEFUNCTION, probe_body);
+            curl_easy_setopt(sl->easy, CURLOPT_HEADERFUNCTION, NULL);
+            curl_easy_setopt(sl->easy, CURLOPT_TIMEOUT_MS, probe_timeout_ms);
+            sl->probe_held = sl->probe_counted = 0;
+            if (curl_multi_add_handle(h->multi, sl->easy) == CURLM_OK) {
+                sl->busy = 1;
+                h->in_flight++;
+            }
         }
+        if (started == n_streams && !h->probes_released && h->in_flight == h->probes_held) {
+            /* Every probe is out and holds its connection or has ended: let them finish.
+             * Unpausing arms libcurl's timer, on which the loop then acts. */
+            h->probes_released = 1;
+            for (int64_t s = 0; s < n_streams; s++)
+                if (h->slots[s]->probe_held)
+                    curl_easy_pause(h->slots[s]->easy, CURLPAUSE_CONT);
+        }
+        if (started == n_streams && h->in_flight == 0)
+            break;
+        int64_t wake_ns = -1;
+        if (started < n_streams && rate > 0)
+            wake_ns = began + (int64_t)((double)(started - h->probes_reused) * 1e9 / rate) + 1;
+        rc = loop_step(h, wake_ns, msg, msg_len);
     }
-    int rc = run_until_idle(h, msg, msg_len);
     for (int64_t s = 0; s < n_streams; s++) {
         struct slot *sl = h->slots[s];
         curl_easy_setopt(sl->easy, CURLOPT_URL, h->url);
         curl_easy_setopt(sl->easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(sl->easy, CURLOPT_TIMEOUT_MS, (long)(h->cfg.timeout_ns / 1000000));
         curl_easy_setopt(sl->easy, CURLOPT_WRITEFUNCTION, on_body);
         curl_easy_setopt(sl->easy, CURLOPT_HEADERFUNCTION, on_header);
     }
     return rc != 0 ? rc : h->probes_answered;
+}
+
+int64_t http_take_port_exhaustion(struct ts_http *h)
+{
+    int64_t n = h->port_exhaustion;
+    h->port_exhaustion = 0;
+    return n;
+}
+
+int http_check_bind_address(const char *addr, char *msg, size_t msg_len)
+{
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    socklen_t len = 0;
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        len = sizeof *v4;
+    } else if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        len = sizeof *v6;
+    } else {
+        snprintf(msg, msg_len, "'%s' is not a numeric address", addr);
+        return -1;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    /* No port is taken: the bind only asks whether the address is ours. */
+    if (fd >= 0)
+        setsockopt(fd, SOL_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+    int rc = fd >= 0 && bind(fd, (struct sockaddr *)&ss, len) == 0 ? 0 : -1;
+    if (rc != 0)
+        snprintf(msg, msg_len, "cannot bind to %s: %s", addr, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return rc;
 }
 
 int http_local_address(const char *url, char *buf, size_t len)

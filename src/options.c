@@ -3,6 +3,7 @@
  * server itself) happen in run.c, where all ranks can agree on them. */
 #include "tokstorm/options.h"
 
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ enum {
     OPT_FORCE,
     OPT_DEMO,
     OPT_NO_PRECONNECT,
+    OPT_CONNECT_RATE,
+    OPT_BIND,
     OPT_RATES,
     OPT_ARRIVAL,
     OPT_BURSTINESS,
@@ -60,6 +63,8 @@ static const struct option long_options[] = {
     {"force", no_argument, NULL, OPT_FORCE},
     {"demo", no_argument, NULL, OPT_DEMO},
     {"no-preconnect", no_argument, NULL, OPT_NO_PRECONNECT},
+    {"connect-rate", required_argument, NULL, OPT_CONNECT_RATE},
+    {"bind", required_argument, NULL, OPT_BIND},
     {"rate", required_argument, NULL, OPT_RATES},
     {"rates", required_argument, NULL, OPT_RATES},
     {"arrival", required_argument, NULL, OPT_ARRIVAL},
@@ -106,7 +111,15 @@ void options_print_help(FILE *f)
         "  --prompts FILE          JSON Lines prompts, {\"prompt\": ...} or {\"messages\": [...]}\n"
         "                          per line (default: the bundled prompts/coding.jsonl)\n"
         "  --no-preconnect         do not open each stream's connection before the level\n"
-        "                          starts (measures cold starts: TCP handshakes in TTFT)\n"
+        "                          starts (measures cold starts: TCP handshakes in TTFT;\n"
+        "                          --connect-rate does not apply then)\n"
+        "  --connect-rate N        new connections per second per rank while preconnecting\n"
+        "                          (default 1000; 0 = no limit), so a large level does not\n"
+        "                          flood the server with handshakes\n"
+        "  --bind ADDR[,ADDR...]   spread each rank's connections over these local addresses\n"
+        "                          (numeric IPv4/IPv6; a rank's slot i uses address i mod\n"
+        "                          n): one source address has about 28k ephemeral ports\n"
+        "                          per server address and port\n"
         "\n"
         "Open loop (instead of --levels: arrivals that do not wait for answers):\n"
         "  --rate R, --rates LIST  requests/s over all ranks, one level per rate (each rank\n"
@@ -273,6 +286,51 @@ static int parse_slo(struct ts_options *o, const char *arg, char *msg, size_t le
     return rc;
 }
 
+static void free_bind(struct ts_options *o)
+{
+    for (size_t i = 0; i < o->n_bind_addrs; i++)
+        free(o->bind_addrs[i]);
+    free(o->bind_addrs);
+    o->bind_addrs = NULL;
+    o->n_bind_addrs = 0;
+}
+
+/* "10.0.0.5,10.0.0.6,fd00::5": numeric addresses only, so that libcurl never takes one for
+ * an interface or host name, and nothing is looked up. Whether each belongs to this host is
+ * run.c's to check. */
+static int parse_bind(struct ts_options *o, const char *arg, char *msg, size_t len)
+{
+    free_bind(o);
+    size_t n = 1;
+    for (const char *c = arg; *c; c++)
+        n += *c == ',';
+    char *copy = strdup(arg);
+    o->bind_addrs = calloc(n, sizeof *o->bind_addrs);
+    if (copy == NULL || o->bind_addrs == NULL) {
+        free(copy);
+        return TS_OPT_ERR;
+    }
+    int rc = 0;
+    char *item = copy;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char *comma = strchr(item, ',');
+        if (comma)
+            *comma = '\0';
+        unsigned char buf[sizeof(struct in6_addr)];
+        if (inet_pton(AF_INET, item, buf) != 1 && inet_pton(AF_INET6, item, buf) != 1) {
+            snprintf(msg, len, "--bind: '%s' is not a numeric IPv4 or IPv6 address", item);
+            rc = TS_OPT_ERR;
+        } else if ((o->bind_addrs[o->n_bind_addrs] = strdup(item)) == NULL) {
+            rc = TS_OPT_ERR;
+        } else {
+            o->n_bind_addrs++;
+        }
+        item = comma ? comma + 1 : item;
+    }
+    free(copy);
+    return rc;
+}
+
 static int parse_fraction(const char *name, const char *arg, double lo, double hi, double *out,
                           char *msg, size_t len)
 {
@@ -388,6 +446,15 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
     case OPT_NO_PRECONNECT:
         o->no_preconnect = 1;
         return 0;
+    case OPT_CONNECT_RATE:
+        if (units_parse_count(arg, &v) != 0 || v < 0 || v > 10000000) {
+            snprintf(msg, len, "--connect-rate: '%s' is not a whole number from 0 to 10M", arg);
+            return TS_OPT_ERR;
+        }
+        o->connect_rate = v;
+        return 0;
+    case OPT_BIND:
+        return parse_bind(o, arg, msg, len);
     case OPT_RATES: {
         double *rates;
         size_t n;
@@ -465,6 +532,7 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     o->burstiness = 1.0;
     o->max_level = 65536;
     o->max_error_rate = 0.01;
+    o->connect_rate = 1000;
     if (set_str(&o->model, "default") || set_str(&o->out_path, "tokstorm-results.h5") ||
         (o->command_line = join_argv(argc, argv)) == NULL) {
         snprintf(msg, len, "out of memory");
@@ -569,5 +637,6 @@ void options_free(struct ts_options *o)
     free(o->prompts_path);
     free(o->out_path);
     free(o->command_line);
+    free_bind(o);
     memset(o, 0, sizeof *o);
 }

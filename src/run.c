@@ -197,6 +197,8 @@ static int preflight(struct run_ctx *r, char *msg)
         .max_event_bytes = r->opt.max_event_bytes,
         .max_streams = 1,
         .debug = r->opt.verbose >= 2,
+        .bind_addrs = r->opt.bind_addrs,
+        .n_bind_addrs = r->opt.n_bind_addrs,
     };
     struct preflight p = {.body = body, .body_len = body ? strlen(body) : 0};
     struct ts_http_driver drv = {&p, preflight_next, preflight_done};
@@ -241,6 +243,19 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     log_setup(rank, r->opt.verbose >= 2 ? TS_LOG_DEBUG
                     : r->opt.verbose    ? TS_LOG_INFO
                                         : TS_LOG_WARN);
+
+    /* Each rank's host must own every --bind address; the first it lacks is named. */
+    msg[0] = '\0';
+    rc = 0;
+    for (size_t i = 0; i < r->opt.n_bind_addrs && rc == 0; i++) {
+        char why[MSG_LEN - 64];
+        if (http_check_bind_address(r->opt.bind_addrs[i], why, sizeof why) != 0) {
+            snprintf(msg, sizeof msg, "--bind: %s (not an address of this host?)", why);
+            rc = TS_EXIT_USAGE;
+        }
+    }
+    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+        return rc;
 
     msg[0] = '\0';
     rc = load_prompts(r, msg);
@@ -306,6 +321,9 @@ static int setup(struct run_ctx *r, int argc, char **argv)
             .max_event_bytes = r->opt.max_event_bytes,
             .max_streams = max_local,
             .debug = r->opt.verbose >= 2,
+            .connect_rate_per_s = (double)r->opt.connect_rate,
+            .bind_addrs = r->opt.bind_addrs,
+            .n_bind_addrs = r->opt.n_bind_addrs,
         };
         if (http_new(&r->http, &cfg, msg, sizeof msg) != 0)
             rc = TS_EXIT_RUNTIME;

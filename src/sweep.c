@@ -219,12 +219,14 @@ static int measure_level(struct run_ctx *r, const struct ts_level_plan *plan, in
     if (plan->open_loop && connections > (int64_t)plan->rate_per_s + 1)
         connections = (int64_t)plan->rate_per_s + 1;
     if (status == 0 && !r->opt.no_preconnect && connections > 0) {
+        int64_t began = clock_now_ns();
         int64_t answered = http_preconnect(r->http, connections, r->probe_url, msg, len);
         if (answered < 0)
             status = TS_EXIT_RUNTIME;
-        else if (answered < connections)
-            log_info("%lld of %lld preconnect probes answered", (long long)answered,
-                     (long long)connections);
+        else
+            log_info("preconnect: %lld of %lld probes answered in %.3f s (--connect-rate %lld/s)",
+                     (long long)answered, (long long)connections,
+                     (double)(clock_now_ns() - began) / 1e9, (long long)r->opt.connect_rate);
     }
     collect_barrier(&r->comm);
     *start_ns = synchronised_start(r);
@@ -290,6 +292,11 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
     getrusage(RUSAGE_SELF, &before);
     int status = measure_level(r, &plan, &start_ns, msg, sizeof msg);
     getrusage(RUSAGE_SELF, &after);
+    int64_t no_port = http_take_port_exhaustion(r->http);
+    if (no_port > 0)
+        log_warn("%s: %lld connections failed for lack of local ports (EADDRNOTAVAIL): use "
+                 "--bind with more addresses or more client hosts",
+                 name, (long long)no_port);
     if (r->level.rows_lost)
         log_warn("%s: %llu request records lost (out of memory)", name,
                  (unsigned long long)r->level.rows_lost);

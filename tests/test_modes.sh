@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The other ways to drive a level: --api completions, --duration with --warm-up, and a
-# server that dies in the middle of a level (its requests are counted and classified, the
-# sweep goes on and exits 0).
+# The other ways to drive a level: --api completions, --bind and --connect-rate, --duration
+# with --warm-up, and a server that dies in the middle of a level (its requests are counted
+# and classified, the sweep goes on and exits 0).
 source "$(dirname "$0")/lib.sh" "$1"
 
 start_mock modes --ttft 20ms --step 5ms --max-batch 64
@@ -16,6 +16,56 @@ check "completions: 15 ok, 180 tokens, endpoint recorded" $PY -c "
 import h5py; f = h5py.File('$OUT', 'r'); a = f['level_5'].attrs
 assert a['ok'] == 15 and a['err'] == 0 and a['output_tokens'] == 180, dict(a)
 assert f.attrs['api'] == 'completions'"
+
+# --bind: each rank's slots alternate between two source addresses, and the server sees
+# connections from both (sampled with ss during the run: each stream keeps its connection
+# from the preconnect to the end). 2 ranks x 4 streams, 3 requests of 40 tokens (~0.2 s) each.
+MOCK_PORT=${MOCK_URL##*:}
+timeout 20 sh -c 'while :; do ss -tnH state established "( sport = :$0 )"; sleep 0.05; done' \
+  "$MOCK_PORT" >"$WORK/bind.peers" &
+sampler=$!
+timeout 60 "${MPIRUN[@]}" -np 2 "$TOKSTORM" --url "$MOCK_URL" --levels 8 --max-tokens 40 \
+  --requests-per-stream 3 --bind 127.0.0.2,127.0.0.3 --out "$WORK/bind.h5" \
+  >"$WORK/b.out" 2>"$WORK/b.err" && rc=0 || rc=$?
+kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+check "bind: exit 0" test "$rc" -eq 0
+check "bind: 24 requests ok" $PY -c "
+import h5py; a = h5py.File('$WORK/bind.h5', 'r')['level_8'].attrs
+assert a['ok'] == 24 and a['err'] == 0, dict(a)"
+check "bind: the server saw connections from 127.0.0.2 and 127.0.0.3 only" $PY -c "
+peers = {l.split()[3].rsplit(':', 1)[0] for l in open('$WORK/bind.peers') if l.strip()}
+assert peers == {'127.0.0.2', '127.0.0.3'}, peers"
+timeout 30 "${MPIRUN[@]}" -np 2 "$TOKSTORM" --url "$MOCK_URL" --bind 127.0.0.2,127.0.0.x \
+  --out "$WORK/bad.h5" >/dev/null 2>"$WORK/bad.err" && rc=0 || rc=$?
+check "bind: a malformed address exits 2, named" \
+  sh -c "[ $rc -eq 2 ] && grep -q \"'127.0.0.x' is not a numeric\" '$WORK/bad.err'"
+timeout 30 "${MPIRUN[@]}" -np 2 "$TOKSTORM" --url "$MOCK_URL" --bind 192.0.2.1 \
+  --out "$WORK/bad.h5" >/dev/null 2>"$WORK/bad.err" && rc=0 || rc=$?
+check "bind: an address this host lacks exits 2 before any request" \
+  sh -c "[ $rc -eq 2 ] && grep -q 'cannot bind to 192.0.2.1' '$WORK/bad.err' && [ ! -e '$WORK/bad.h5' ]"
+
+# --connect-rate: 10 new connections at 20/s take 9/20 = 0.45 s of preconnect before the level
+# starts; the next level's 5 find theirs kept alive and take none of the pace; unlimited, 10
+# take a few milliseconds.
+preconnect_s() { # preconnect_s FILE N: the preconnect time of the first N-slot level
+  sed -n "s/.*preconnect: [0-9]* of $2 probes answered in \([0-9.]*\) s.*/\1/p" "$1" | head -1
+}
+timeout 60 "${MPIRUN[@]}" -np 1 "$TOKSTORM" --url "$MOCK_URL" --levels 10,5 --max-tokens 4 \
+  --requests-per-stream 1 --connect-rate 20 -v --out "$WORK/rate.h5" \
+  >"$WORK/r.out" 2>"$WORK/r.err" && rc=0 || rc=$?
+check "connect-rate: exit 0" test "$rc" -eq 0
+paced=$(preconnect_s "$WORK/r.err" 10)
+check "connect-rate 20: 10 connections in ${paced:-?} s (0.45 s paced)" \
+  $PY -c "assert 0.43 <= float('${paced:-nan}') < 1.5"
+reused=$(preconnect_s "$WORK/r.err" 5)
+check "connect-rate 20: 5 kept-alive connections checked in ${reused:-?} s" \
+  $PY -c "assert float('${reused:-nan}') < 0.2"
+timeout 60 "${MPIRUN[@]}" -np 1 "$TOKSTORM" --url "$MOCK_URL" --levels 10 --max-tokens 4 \
+  --requests-per-stream 1 --connect-rate 0 -v --out "$WORK/rate0.h5" \
+  >"$WORK/r0.out" 2>"$WORK/r0.err" && rc=0 || rc=$?
+unpaced=$(preconnect_s "$WORK/r0.err" 10)
+check "connect-rate 0: 10 connections in ${unpaced:-?} s (no pace)" \
+  sh -c "[ $rc -eq 0 ] && $PY -c \"assert float('${unpaced:-nan}') < 0.2\""
 
 # --no-preconnect: no probe reaches the server, so its request count is its generation
 # count (the 5-stream level above made 5 probes), and the first requests pay for the TCP

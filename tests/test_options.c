@@ -45,7 +45,30 @@ int main(void)
     CHECK_EQ_STR(o.out_path, "tokstorm-results.h5");
     CHECK(o.prompts_path == NULL && !o.force && !o.demo && !o.ignore_eos);
     CHECK_EQ_STR(o.command_line, "tokstorm --url http://127.0.0.1:8000/");
+    CHECK_EQ_INT(o.connect_rate, 1000);
+    CHECK(o.bind_addrs == NULL && o.n_bind_addrs == 0 && !o.no_preconnect);
     options_free(&o);
+
+    /* Connections: local addresses to spread them over, and the pace of opening them. */
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--bind", "127.0.0.2,::1,10.1.2.3", "--bind",
+                       "127.0.0.2,fd00::5", "--connect-rate", "0"),
+                 0);
+    CHECK_EQ_INT(o.n_bind_addrs, 2); /* the last --bind wins */
+    CHECK_EQ_STR(o.bind_addrs[0], "127.0.0.2");
+    CHECK_EQ_STR(o.bind_addrs[1], "fd00::5");
+    CHECK_EQ_INT(o.connect_rate, 0);
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--connect-rate", "2k"), 0);
+    CHECK_EQ_INT(o.connect_rate, 2000);
+    options_free(&o);
+    REJECTS("--bind: '127.0.0.300' is not a numeric IPv4 or IPv6 address", "--url", "http://x",
+            "--bind", "127.0.0.2,127.0.0.300");
+    REJECTS("--bind: 'eth0' is not a numeric", "--url", "http://x", "--bind", "eth0");
+    REJECTS("--bind: 'localhost' is not a numeric", "--url", "http://x", "--bind", "localhost");
+    REJECTS("--bind: '' is not a numeric", "--url", "http://x", "--bind", "127.0.0.2,,127.0.0.3");
+    REJECTS("--bind: '' is not a numeric", "--url", "http://x", "--bind", "");
+    REJECTS("--connect-rate: '-1' is not", "--url", "http://x", "--connect-rate", "-1");
+    REJECTS("--connect-rate: 'fast' is not", "--url", "http://x", "--connect-rate", "fast");
 
     CHECK_EQ_INT(PARSE(&o, msg, "--url", "https://gpu01:30000/v1", "--model", "qwen", "--api",
                        "completions", "--levels", "1,4,2k", "--max-tokens", "1k", "--temperature",

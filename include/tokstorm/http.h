@@ -21,6 +21,9 @@ struct ts_http_config {
     size_t max_event_bytes;     /* cap on one SSE event */
     int64_t max_streams;        /* slots to allocate up front (more are made when a run asks) */
     int debug;                  /* libcurl verbose output on stderr */
+    double connect_rate_per_s;  /* http_preconnect: new connections per second; 0 = no limit */
+    char *const *bind_addrs;    /* numeric local addresses, slot i binds to i mod n; copied */
+    size_t n_bind_addrs;        /* 0 = the system picks the source address */
 };
 
 /* What a run asks of its driver. Both are called from the loop, never from inside a libcurl
@@ -80,12 +83,22 @@ int http_run_open(struct ts_http *h, int64_t n_slots, const struct ts_http_open_
 double http_busy_fraction(const struct ts_http *h);
 
 /* Opens (or checks) one keep-alive connection per slot for slots 0..n_streams-1 by sending
- * each a GET of probe_url (e.g. the server's /v1/models) at once and discarding the answers,
- * so that a level does not begin with a burst of TCP handshakes. The connections stay in
- * the loop's cache for the requests that follow. Returns the number of probes that got an
- * HTTP answer, or TS_HTTP_ERR_LOOP with msg filled. */
+ * each a GET of probe_url (e.g. the server's /v1/models) and discarding the answers, so that
+ * a level does not begin with a burst of TCP handshakes. At most connect_rate_per_s probes
+ * per second go out that need a new connection: one that finds a kept-alive connection gives
+ * its turn back, so a level whose connections are already open is checked at once. The
+ * connections stay in the loop's cache for the requests that follow. Returns the number of
+ * probes that got an HTTP answer, or TS_HTTP_ERR_LOOP with msg filled. */
 int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_url, char *msg,
                         size_t msg_len);
+
+/* How many connection attempts failed for lack of a local port (EADDRNOTAVAIL) since the
+ * last call, preconnect probes included; the count starts again from 0. */
+int64_t http_take_port_exhaustion(struct ts_http *h);
+
+/* Whether addr (numeric) belongs to this host, so that connections can be bound to it: a
+ * socket is bound to it and closed, nothing is sent. Returns 0, or -1 with msg filled. */
+int http_check_bind_address(const char *addr, char *msg, size_t msg_len);
 
 /* The local address this host uses to reach url's host (a UDP socket is connected to it and
  * asked its name; nothing is sent), e.g. "10.0.0.5". Returns 0 or -1 (buf then "?"). */

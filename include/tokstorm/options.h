@@ -36,6 +36,9 @@ struct ts_options {
     int force;                   /* overwrite an existing out_path */
     int demo;                    /* start tokstorm-mock and sweep against it */
     int no_preconnect;           /* do not open connections before each level starts */
+    int64_t connect_rate;        /* preconnect: new connections/s per rank; 0 = no limit */
+    char **bind_addrs;           /* numeric local addresses for connections; NULL = any */
+    size_t n_bind_addrs;
     /* Open loop: arrivals at given rates instead of C closed-loop streams. */
     double *rates; /* requests/s over all ranks, one level each; NULL = closed loop */
     size_t n_rates;
