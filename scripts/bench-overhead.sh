@@ -22,14 +22,19 @@ start_mock() { # start_mock OPTIONS...: a mock pinned to CPU 1
   URL="http://127.0.0.1:$(cat "$WORK/port")"
 }
 
-# run NAME TOKSTORM_OPTIONS...: one rank pinned to CPU 0; prints one line of figures per level.
-run() {
+# launch NAME TOKSTORM_OPTIONS...: one rank pinned to CPU 0, results in $WORK/NAME.h5.
+launch() {
   local name=$1
   shift
   echo "    mpirun -np 1 --bind-to none taskset -c 0 tokstorm --url \$MOCK $*" >>"$WORK/commands"
   timeout 600 mpirun -np 1 --bind-to none taskset -c 0 "$BUILD/tokstorm" --url "$URL" \
     --out "$WORK/$name.h5" "$@" >"$WORK/$name.out" 2>&1 || { cat "$WORK/$name.out"; exit 1; }
-  $PY - "$WORK/$name.h5" "$name" <<'PYEOF'
+}
+
+# run NAME TOKSTORM_OPTIONS...: launch, then one line of figures per level.
+run() {
+  launch "$@"
+  $PY - "$WORK/$1.h5" "$1" <<'PYEOF'
 import sys, h5py
 f = h5py.File(sys.argv[1], "r")
 for g in sorted(f, key=lambda n: (not n.startswith(("level_", "rate_")), n)):
@@ -67,6 +72,31 @@ echo "    tokstorm-mock --ttft 0 --step 50ms --max-batch 100000" >>"$WORK/comman
 start_mock --ttft 0 --step 50ms --max-batch 100000
 run "mem-1k" --levels 1000 --max-tokens 40 --requests-per-stream 1
 run "mem-10k" --levels 10000 --max-tokens 40 --requests-per-stream 1 --timeout 120s
+
+# 4. The client's own timing error: 1,024 streams, first token after 20 ms, then one every
+#    20 ms, each chunk stamped by the mock with its send time (CLOCK_MONOTONIC, the clock
+#    tokstorm reads). TTFT error: arrival - stamp of a request's first content event; ITL
+#    error: |arrival gap - stamp gap| of consecutive events; stamp delay: arrival - stamp of
+#    every event. Milliseconds.
+echo
+echo "| run | events | TTFT error p50 / p99 ms | ITL error p50 / p99 ms | stamp delay p50 / p99 / max ms | ITL p50 / p99 ms | ok |"
+echo "|---|---|---|---|---|---|---|"
+for k in 1 8; do
+  echo "    tokstorm-mock --ttft 20ms --step 20ms --max-batch 100000 --events-per-write $k" >>"$WORK/commands"
+  start_mock --ttft 20ms --step 20ms --max-batch 100000 --events-per-write "$k"
+  launch "err-epw$k" --levels 1024 --max-tokens 100 --requests-per-stream 1
+  $PY - "$WORK/err-epw$k.h5" "err-epw$k" <<'PYEOF'
+import sys, h5py
+f = h5py.File(sys.argv[1], "r")
+for g in sorted(n for n in f if n.startswith("level_")):
+    a = f[g].attrs
+    print(f"| {sys.argv[2]} {g} | {a['stamp_delay_count']} | "
+          f"{a['ttft_error_p50_ms']:.2f} / {a['ttft_error_p99_ms']:.2f} | "
+          f"{a['itl_error_p50_ms']:.2f} / {a['itl_error_p99_ms']:.2f} | "
+          f"{a['stamp_delay_p50_ms']:.2f} / {a['stamp_delay_p99_ms']:.2f} / {a['stamp_delay_max_ms']:.2f} | "
+          f"{a['itl_p50_ms']:.2f} / {a['itl_p99_ms']:.2f} | {a['ok']}/{a['ok'] + a['err']} |")
+PYEOF
+done
 
 echo
 echo "Commands (CPU 0 runs the rank, CPU 1 the mock):"

@@ -321,6 +321,19 @@ static void read_usage(const cJSON *root, struct ts_api_chunk *out)
         out->prompt_tokens = token_count(prompt);
 }
 
+/* The rule of api.h. The range check comes before the conversion, which would otherwise be
+ * undefined behaviour; 2^63 itself is a double, INT64_MAX is not. */
+static void read_send_stamp(const cJSON *root, struct ts_api_chunk *out)
+{
+    const cJSON *stamp = member(root, "tokstorm_send_ns");
+    if (!cJSON_IsNumber(stamp))
+        return;
+    double d = stamp->valuedouble;
+    if (!(d >= 0.0) || d >= 9223372036854775808.0 || (double)(int64_t)d != d)
+        return;
+    out->server_send_ns = (int64_t)d;
+}
+
 int api_parse_event(enum ts_api_kind kind, const char *data, size_t len, struct ts_api_chunk *out)
 {
     /* Every streamed token is one event, and building a cJSON tree allocates a node per member:
@@ -367,6 +380,7 @@ int api_parse_event_cjson(enum ts_api_kind kind, const char *data, size_t len,
     read_error(root, out);
     read_choices(kind, root, out);
     read_usage(root, out);
+    read_send_stamp(root, out);
     cJSON_Delete(root);
     return 0;
 }

@@ -53,6 +53,7 @@ struct scan {
     int has_backslash; /* some string in the data has an escape */
     int backslash;     /* the next backslash at or after the last name checked (or len) */
     int choices, usage, error, object, message, type; /* the root's members */
+    int send_ns;                                      /* the root's "tokstorm_send_ns" */
     int error_message, error_type;                    /* the root error object's */
     int completion_tokens, prompt_tokens;             /* the root usage object's */
     int content_pieces, reasoning_pieces, finished;   /* counted over the choices */
@@ -203,6 +204,8 @@ static enum scan_role note_member(struct scan *s, enum scan_role role, int key,
             keep_first(&s->message, value);
         else if (STRING_IS(s, key, "type"))
             keep_first(&s->type, value);
+        else if (STRING_IS(s, key, "tokstorm_send_ns"))
+            keep_first(&s->send_ns, value);
         return ROLE_NONE;
     case ROLE_CHOICE:
         /* "message" is where a non-streamed response puts what a chunk puts in "delta"; which
@@ -475,6 +478,33 @@ static int read_usage(const struct scan *s, struct ts_api_chunk *out)
     return 0;
 }
 
+/* What api_openai.c's read_send_stamp makes of the noted member. A negative number is 0 there
+ * whatever its form (-0 included), so it is not read. A plain integer of up to 19 digits fits a
+ * uint64_t exactly, and converting that to double rounds to nearest as strtod does, so the
+ * stamp is the very value cJSON keeps; 20 digits or more is at least 1e19, beyond 2^63. A
+ * fraction or exponent (no server sends one) is left to cJSON. */
+static int read_send_stamp(const struct scan *s, struct ts_api_chunk *out)
+{
+    if (!is_number(s, s->send_ns))
+        return 0;
+    const char *p = s->js + s->tok[s->send_ns].start;
+    int n = s->tok[s->send_ns].end - s->tok[s->send_ns].start;
+    if (p[0] == '-')
+        return 0;
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!is_digit(p[i]))
+            return TS_API_SCAN_DECLINED;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    }
+    if (n > 19)
+        return 0;
+    double d = (double)v;
+    if (d < 9223372036854775808.0)
+        out->server_send_ns = (int64_t)d;
+    return 0;
+}
+
 int api_scan_event(enum ts_api_kind kind, const char *data, size_t len, struct ts_api_chunk *out)
 {
     struct scan s;
@@ -497,7 +527,7 @@ int api_scan_event(enum ts_api_kind kind, const char *data, size_t len, struct t
     s.kind = kind;
     s.backslash = next_backslash(&s, 0);
     s.has_backslash = s.backslash < s.len;
-    s.choices = s.usage = s.error = s.object = s.message = s.type = -1;
+    s.choices = s.usage = s.error = s.object = s.message = s.type = s.send_ns = -1;
     s.error_message = s.error_type = s.completion_tokens = s.prompt_tokens = -1;
     s.content_pieces = s.reasoning_pieces = s.finished = 0;
     if (walk(&s, 0, 0, ROLE_ROOT, NULL) != s.ntok ||
@@ -507,6 +537,8 @@ int api_scan_event(enum ts_api_kind kind, const char *data, size_t len, struct t
     int rc = read_error(&s, out);
     if (rc == 0)
         rc = read_usage(&s, out);
+    if (rc == 0)
+        rc = read_send_stamp(&s, out);
     if (rc != 0) {
         memset(out, 0, sizeof *out);
         return rc;

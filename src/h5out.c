@@ -446,6 +446,9 @@ int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int co
     bad |= attr_dist(g, "send_lag", &s->lag);
     bad |= attr_dist(g, "ttft_sched", &s->ttft_sched);
     bad |= attr_dist(g, "e2e_sched", &s->e2e_sched);
+    bad |= attr_dist(g, "stamp_delay", &s->stamp_delay);
+    bad |= attr_dist(g, "ttft_error", &s->ttft_error);
+    bad |= attr_dist(g, "itl_error", &s->itl_error);
     H5Dclose(h->requests);
     H5Gclose(h->group);
     h->requests = h->group = -1;

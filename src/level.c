@@ -153,6 +153,7 @@ void level_done(struct ts_level *l, int64_t s, struct ts_xfer *x, enum ts_transp
     int ok = row.error_class == TS_ERR_NONE;
     stats_record(l->stats, &l->extremes, &row, x->token_ns, ok ? x->n_tokens : 0,
                  l->plan.slo_ttft_ns, l->plan.slo_tpot_ns);
+    stats_record_stamps(l->stats, &l->extremes, x->token_ns, x->stamp_ns, ok ? x->n_tokens : 0);
     int lost = rows_append(&l->rows, &row) != 0;
     /* As in the table, only a successful request's tokens count. Its output_tokens (the
      * server's usage when it sends one) are spread over its content events so that a server

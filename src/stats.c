@@ -54,6 +54,9 @@ void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x)
     hist_init(&s->lag, &x->lag);
     hist_init(&s->ttft_sched, &x->ttft_sched);
     hist_init(&s->e2e_sched, &x->e2e_sched);
+    hist_init(&s->stamp_delay, &x->stamp_delay);
+    hist_init(&s->ttft_error, &x->ttft_error);
+    hist_init(&s->itl_error, &x->itl_error);
     x->first_start_ns = x->full_end_ns = x->rank_start_min_ns = INT64_MAX;
     x->last_end_ns = x->full_start_ns = x->rank_start_max_ns = INT64_MIN;
 }
@@ -126,6 +129,23 @@ void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const s
         hist_record(&s->itl, &x->itl, token_ns[i] - token_ns[i - 1]);
 }
 
+void stats_record_stamps(struct ts_level_stats *s, struct ts_level_extremes *x,
+                         const int64_t *token_ns, const int64_t *stamp_ns, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (stamp_ns[i] <= 0)
+            continue;
+        int64_t delay_ns = token_ns[i] - stamp_ns[i];
+        hist_record(&s->stamp_delay, &x->stamp_delay, delay_ns);
+        if (i == 0)
+            hist_record(&s->ttft_error, &x->ttft_error, delay_ns);
+        else if (stamp_ns[i - 1] > 0) {
+            int64_t error_ns = (token_ns[i] - token_ns[i - 1]) - (stamp_ns[i] - stamp_ns[i - 1]);
+            hist_record(&s->itl_error, &x->itl_error, error_ns < 0 ? -error_ns : error_ns);
+        }
+    }
+}
+
 void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
                  const struct ts_level_stats *src, const struct ts_level_extremes *src_x)
 {
@@ -141,6 +161,9 @@ void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
     hist_merge(&dst->lag, &dst_x->lag, &src->lag, &src_x->lag);
     hist_merge(&dst->ttft_sched, &dst_x->ttft_sched, &src->ttft_sched, &src_x->ttft_sched);
     hist_merge(&dst->e2e_sched, &dst_x->e2e_sched, &src->e2e_sched, &src_x->e2e_sched);
+    hist_merge(&dst->stamp_delay, &dst_x->stamp_delay, &src->stamp_delay, &src_x->stamp_delay);
+    hist_merge(&dst->ttft_error, &dst_x->ttft_error, &src->ttft_error, &src_x->ttft_error);
+    hist_merge(&dst->itl_error, &dst_x->itl_error, &src->itl_error, &src_x->itl_error);
     dst_x->first_start_ns = min64(dst_x->first_start_ns, src_x->first_start_ns);
     dst_x->last_end_ns = max64(dst_x->last_end_ns, src_x->last_end_ns);
     dst_x->full_start_ns = max64(dst_x->full_start_ns, src_x->full_start_ns);
@@ -151,36 +174,43 @@ void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
 
 /* Minima are negated so that one element-wise max merges everything. INT64_MAX, the empty
  * minimum, negates without overflow (INT64_MIN would not, and is never a minimum here). */
+enum { N_HISTS = 10, N_TIMES = 6 };
+_Static_assert(2 * N_HISTS + N_TIMES == TS_EXTREMES_PACKED, "every extreme is packed once");
+
 void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTREMES_PACKED])
 {
-    const struct ts_hist_extremes *h[7] = {&x->ttft, &x->itl,        &x->tpot,     &x->e2e,
-                                           &x->lag,  &x->ttft_sched, &x->e2e_sched};
-    for (int i = 0; i < 7; i++) {
+    const struct ts_hist_extremes *h[N_HISTS] = {
+        &x->ttft,       &x->itl,       &x->tpot,        &x->e2e,        &x->lag,
+        &x->ttft_sched, &x->e2e_sched, &x->stamp_delay, &x->ttft_error, &x->itl_error};
+    for (int i = 0; i < N_HISTS; i++) {
         out[2 * i] = -h[i]->min_ns;
         out[2 * i + 1] = h[i]->max_ns;
     }
-    out[14] = -x->first_start_ns;
-    out[15] = x->last_end_ns;
-    out[16] = x->full_start_ns;
-    out[17] = -x->full_end_ns;
-    out[18] = -x->rank_start_min_ns;
-    out[19] = x->rank_start_max_ns;
+    int64_t *t = out + 2 * N_HISTS;
+    t[0] = -x->first_start_ns;
+    t[1] = x->last_end_ns;
+    t[2] = x->full_start_ns;
+    t[3] = -x->full_end_ns;
+    t[4] = -x->rank_start_min_ns;
+    t[5] = x->rank_start_max_ns;
 }
 
 void stats_extremes_unpack(const int64_t in[TS_EXTREMES_PACKED], struct ts_level_extremes *x)
 {
-    struct ts_hist_extremes *h[7] = {&x->ttft, &x->itl,        &x->tpot,     &x->e2e,
-                                     &x->lag,  &x->ttft_sched, &x->e2e_sched};
-    for (int i = 0; i < 7; i++) {
+    struct ts_hist_extremes *h[N_HISTS] = {
+        &x->ttft,       &x->itl,       &x->tpot,        &x->e2e,        &x->lag,
+        &x->ttft_sched, &x->e2e_sched, &x->stamp_delay, &x->ttft_error, &x->itl_error};
+    for (int i = 0; i < N_HISTS; i++) {
         h[i]->min_ns = -in[2 * i];
         h[i]->max_ns = in[2 * i + 1];
     }
-    x->first_start_ns = -in[14];
-    x->last_end_ns = in[15];
-    x->full_start_ns = in[16];
-    x->full_end_ns = -in[17];
-    x->rank_start_min_ns = -in[18];
-    x->rank_start_max_ns = in[19];
+    const int64_t *t = in + 2 * N_HISTS;
+    x->first_start_ns = -t[0];
+    x->last_end_ns = t[1];
+    x->full_start_ns = t[2];
+    x->full_end_ns = -t[3];
+    x->rank_start_min_ns = -t[4];
+    x->rank_start_max_ns = t[5];
 }
 
 static void dist(const struct ts_hist *h, const struct ts_hist_extremes *x, struct ts_dist *d)
@@ -234,6 +264,9 @@ void stats_summarize(const struct ts_level_stats *s, const struct ts_level_extre
     dist(&s->lag, &x->lag, &out->lag);
     dist(&s->ttft_sched, &x->ttft_sched, &out->ttft_sched);
     dist(&s->e2e_sched, &x->e2e_sched, &out->e2e_sched);
+    dist(&s->stamp_delay, &x->stamp_delay, &out->stamp_delay);
+    dist(&s->ttft_error, &x->ttft_error, &out->ttft_error);
+    dist(&s->itl_error, &x->itl_error, &out->itl_error);
     out->late = s->c.late;
     if (s->c.content_events > 0)
         out->tokens_per_event = (double)s->c.output_tokens / (double)s->c.content_events;

@@ -15,8 +15,9 @@ int xfer_init(struct ts_xfer *x, enum ts_api_kind api, size_t max_event_bytes)
         return -1;
     x->token_cap = 256;
     x->token_ns = malloc(x->token_cap * sizeof *x->token_ns);
-    if (x->token_ns == NULL) {
-        sse_parser_free(&x->sse);
+    x->stamp_ns = malloc(x->token_cap * sizeof *x->stamp_ns);
+    if (x->token_ns == NULL || x->stamp_ns == NULL) {
+        xfer_free(x);
         return -1;
     }
     return 0;
@@ -26,7 +27,8 @@ void xfer_free(struct ts_xfer *x)
 {
     sse_parser_free(&x->sse);
     free(x->token_ns);
-    x->token_ns = NULL;
+    free(x->stamp_ns);
+    x->token_ns = x->stamp_ns = NULL;
 }
 
 void xfer_begin(struct ts_xfer *x, int64_t now_ns)
@@ -92,13 +94,19 @@ static int on_event(void *user, const struct ts_sse_event *ev)
         if (x->first_token_ns == 0)
             x->first_token_ns = ctx->now_ns;
         if (x->n_tokens == x->token_cap) {
+            /* token_cap grows only once both arrays have: one that grew alone is just big. */
             size_t cap = x->token_cap * 2;
             int64_t *grown = realloc(x->token_ns, cap * sizeof *grown);
             if (grown == NULL)
                 return 0; /* the gap is lost, the request is not */
             x->token_ns = grown;
+            grown = realloc(x->stamp_ns, cap * sizeof *grown);
+            if (grown == NULL)
+                return 0;
+            x->stamp_ns = grown;
             x->token_cap = cap;
         }
+        x->stamp_ns[x->n_tokens] = chunk.server_send_ns;
         x->token_ns[x->n_tokens++] = ctx->now_ns;
         x->content_events++;
     }

@@ -194,6 +194,87 @@ static void test_usage(void)
     CHECK_EQ_INT(c.completion_tokens, 3000000000LL);
 }
 
+/* tokstorm_send_ns: each reading by itself, against strtod's double (what cJSON keeps), and
+ * whether the scan answers. */
+static void test_send_stamp(void)
+{
+    static const struct {
+        const char *value;  /* the member's JSON value */
+        const char *expect; /* strtod's reading (whole, in [0, 2^63)) or NULL for 0 */
+        int scan_reads;     /* the scan answers by itself */
+    } cases[] = {
+        {"0", NULL, 1},
+        {"1", "1", 1},
+        {"123456789012345", "123456789012345", 1},
+        {"9007199254740993", "9007199254740993", 1}, /* 2^53 + 1: rounds to 2^53 */
+        {"1718000000123456789", "1718000000123456789", 1},
+        {"9223372036854774784", "9223372036854774784", 1}, /* the last double below 2^63 */
+        {"9223372036854775807", NULL, 1},                  /* rounds to 2^63: out of range */
+        {"9999999999999999999", NULL, 1},
+        {"18446744073709551616", NULL, 1},
+        {"123456789012345678901234567890", NULL, 1},
+        {"-5", NULL, 1},
+        {"-0", NULL, 1},
+        {"-1.5e3", NULL, 1},
+        {"1.5", NULL, 0},
+        {"1000.0", "1000", 0},
+        {"1e3", "1000", 0},
+        {"1E+3", "1000", 0},
+        {"1e30", NULL, 0},
+        {"12345678901234567890.5", NULL, 0},
+        {"\"1000\"", NULL, 1},
+        {"null", NULL, 1},
+        {"true", NULL, 1},
+        {"[1000]", NULL, 1},
+        {"{\"ns\":1000}", NULL, 1},
+    };
+    char data[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(data, sizeof data,
+                 CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}],"
+                           "\"tokstorm_send_ns\":%s}",
+                 cases[i].value);
+        int64_t expect = cases[i].expect ? (int64_t)strtod(cases[i].expect, NULL) : 0;
+        struct ts_api_chunk ref, got, scanned;
+        CHECK_EQ_INT(api_parse_event_cjson(TS_API_CHAT, data, strlen(data), &ref), 0);
+        CHECK_EQ_INT(api_parse_event(TS_API_CHAT, data, strlen(data), &got), 0);
+        int scan_rc = api_scan_event(TS_API_CHAT, data, strlen(data), &scanned);
+        CHECK_EQ_INT(ref.server_send_ns, expect);
+        CHECK_EQ_INT(got.server_send_ns, expect);
+        CHECK_EQ_INT(got.content_pieces, 1);
+        CHECK_EQ_INT(scan_rc == 0, cases[i].scan_reads);
+        if (scan_rc == 0)
+            CHECK_EQ_INT(scanned.server_send_ns, expect);
+        if (ref.server_send_ns != expect)
+            fprintf(stderr, "  stamp %s: got %lld\n", cases[i].value,
+                    (long long)ref.server_send_ns);
+    }
+    /* 2^53 + 1 is read as cJSON reads it, not digit by digit. */
+    struct ts_api_chunk c;
+    CHECK_EQ_INT(parse(TS_API_CHAT, "{\"tokstorm_send_ns\":9007199254740993}", &c), 0);
+    CHECK_EQ_INT(c.server_send_ns, 9007199254740992LL);
+    /* Only the root's first member of the name counts. */
+    CHECK_EQ_INT(parse(TS_API_CHAT, "{\"tokstorm_send_ns\":5,\"tokstorm_send_ns\":7}", &c), 0);
+    CHECK_EQ_INT(c.server_send_ns, 5);
+    CHECK_EQ_INT(parse(TS_API_CHAT, "{\"tokstorm_send_ns\":\"5\",\"tokstorm_send_ns\":7}", &c), 0);
+    CHECK_EQ_INT(c.server_send_ns, 0);
+    CHECK_EQ_INT(parse(TS_API_CHAT,
+                       "{\"usage\":{\"tokstorm_send_ns\":5},"
+                       "\"choices\":[{\"tokstorm_send_ns\":6}]}",
+                       &c),
+                 0);
+    CHECK_EQ_INT(c.server_send_ns, 0);
+    CHECK_EQ_INT(parse(TS_API_CHAT, "{\"choices\":[]}", &c), 0);
+    CHECK_EQ_INT(c.server_send_ns, 0);
+    /* The stamp is read on every kind of event, [DONE] aside (it is not JSON). */
+    CHECK_EQ_INT(
+        parse(TS_API_COMPLETIONS, "{\"choices\":[{\"text\":\"a\"}],\"tokstorm_send_ns\":42}", &c),
+        0);
+    CHECK_EQ_INT(c.server_send_ns, 42);
+    CHECK_EQ_INT(parse(TS_API_CHAT, "{\"error\":\"x\",\"tokstorm_send_ns\":42}", &c), 0);
+    CHECK_EQ_INT(c.server_send_ns, 42);
+}
+
 static void test_done(void)
 {
     struct ts_api_chunk c;
@@ -602,6 +683,39 @@ static const struct corpus_entry scan_corpus[] = {
     ENTRY("\xEF\xBB\xBF{\"choices\":[{\"delta\":{\"content\":\"x\"}}]}", SLOW),
     ENTRY("{\"choices\":[]}\v", SLOW),
 
+    /* tokstorm-mock's send stamp (api.h): integers are the scan's whatever their size; a
+     * fraction or an exponent is cJSON's. */
+    ENTRY(VLLM_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\" the\"},"
+                    "\"finish_reason\":null}],\"tokstorm_send_ns\":1718000000123456789}",
+          FAST),
+    ENTRY(CMPL_HEAD "\"choices\":[{\"index\":0,\"text\":\" the\",\"finish_reason\":null}],"
+                    "\"tokstorm_send_ns\":86400000000000}",
+          FAST),
+    ENTRY("{\"tokstorm_send_ns\":0}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":9007199254740993}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":9223372036854774784}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":9223372036854775807}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":9999999999999999999}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":18446744073709551617}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":123456789012345678901234567890123456789012345678901234567890}",
+          FAST),
+    ENTRY("{\"tokstorm_send_ns\":-1718000000123456789}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":-0}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":-0.0}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":-1e999}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":1718000000.5}", SLOW),
+    ENTRY("{\"tokstorm_send_ns\":1718000000.0}", SLOW),
+    ENTRY("{\"tokstorm_send_ns\":1.718e18}", SLOW),
+    ENTRY("{\"tokstorm_send_ns\":1e19}", SLOW),
+    ENTRY("{\"tokstorm_send_ns\":1e999}", SLOW),
+    ENTRY("{\"tokstorm_send_ns\":0.0}", SLOW),
+    ENTRY("{\"tokstorm_send_ns\":\"1718000000123456789\"}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":null,\"tokstorm_send_ns\":5}", FAST),
+    ENTRY("{\"tokstorm_send_ns\":5,\"tokstorm_send_ns\":6}", FAST),
+    ENTRY("{\"tokstorm_send_n\\u0073\":5}", SLOW),
+    ENTRY("{\"usage\":{\"completion_tokens\":5,\"tokstorm_send_ns\":5},\"tokstorm_send_ns\":6}",
+          FAST),
+
     /* Duplicate members: cJSON reads the first. */
     ENTRY("{\"choices\":[{\"delta\":{\"content\":\"x\"}}],\"choices\":null}", FAST),
     ENTRY("{\"choices\":null,\"choices\":[{\"delta\":{\"content\":\"x\"}}]}", FAST),
@@ -692,10 +806,10 @@ static void print_chunk(FILE *f, const char *label, int rc, const struct ts_api_
 {
     fprintf(f,
             "  %s: rc=%d done=%d content=%d reasoning=%d finished=%d usage=%d prompt=%lld "
-            "completion=%lld error=%d message=\"%s\"\n",
+            "completion=%lld stamp=%lld error=%d message=\"%s\"\n",
             label, rc, c->done, c->content_pieces, c->reasoning_pieces, c->finished, c->has_usage,
-            (long long)c->prompt_tokens, (long long)c->completion_tokens, c->error,
-            c->error_message);
+            (long long)c->prompt_tokens, (long long)c->completion_tokens,
+            (long long)c->server_send_ns, c->error, c->error_message);
 }
 
 /* Reads data (copied to an exact-size heap block, so that ASan and valgrind see any read past
@@ -906,7 +1020,7 @@ static const struct gen_member gen_members[][6] = {
                   {"error", GEN_ERROR},
                   {"object", GEN_ANY},
                   {"message", GEN_ANY},
-                  {"id", GEN_ANY}},
+                  {"tokstorm_send_ns", GEN_ANY}},
     [GEN_CHOICE] = {{"delta", GEN_DELTA},
                     {"message", GEN_DELTA},
                     {"text", GEN_ANY},
@@ -972,6 +1086,10 @@ static void gen_value(struct gen *g, enum gen_level holds, int depth)
                                           "5.0",
                                           "1e2",
                                           "123456789012",
+                                          "1718000000123456789",
+                                          "9223372036854775807",
+                                          "-0",
+                                          "1.0",
                                           "\"\"",
                                           "\"x\"",
                                           "\" the\"",
@@ -1221,6 +1339,7 @@ int main(void)
     test_kind_names();
     test_chat_chunks();
     test_usage();
+    test_send_stamp();
     test_done();
     test_errors();
     test_malformed();

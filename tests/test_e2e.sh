@@ -97,6 +97,16 @@ for c in levels:
     check(f"C={c}: per_req_tok_s = mean of per-request rates", abs(a["per_req_tok_s"] - rate) < 1e-3 * rate)
     # The mock's model: 15 decode steps of 10 ms after the first token -> ITL ~ 10 ms.
     check(f"C={c}: ITL p50 {a['itl_p50_ms']:.2f} ms near the 10 ms step", 8.5 <= a["itl_p50_ms"] <= 11.5)
+    # The mock stamps every chunk: one delay per content event of every success, a TTFT error
+    # per success and a gap error per later event. Loopback on a shared 2-core box: loose
+    # bounds, but a client that stamped arrivals late by a step (10 ms) would fail them.
+    check(f"C={c}: stamp_delay_count = C x rps x max_tokens, ttft_error and itl_error counts match",
+          a["stamp_delay_count"] == c * rps * max_tokens and a["ttft_error_count"] == c * rps
+          and a["itl_error_count"] == c * rps * (max_tokens - 1))
+    check(f"C={c}: stamp delay p50 {a['stamp_delay_p50_ms']:.3f} ms in [0, 5], "
+          f"ITL error p50 {a['itl_error_p50_ms']:.3f} ms < 2",
+          0 <= a["stamp_delay_p50_ms"] <= 5 and a["itl_error_p50_ms"] < 2
+          and a["stamp_delay_min_ms"] <= a["stamp_delay_p50_ms"] <= a["stamp_delay_max_ms"])
     row = table.get(c)
     if row:
         printed = dict(agg=float(row[1]), steady=float(row[2]), per_req=float(row[3]), tokens=int(row[4]),
@@ -111,7 +121,7 @@ for c in levels:
               and p50 == round(a["ttft_p50_ms"], 1) and p99 == round(a["ttft_p99_ms"], 1)
               and i50 == round(a["itl_p50_ms"], 2) and i99 == round(a["itl_p99_ms"], 2))
 PYEOF
-check "all 92 file checks ran" test "$(wc -l <"$WORK/e2e.checks")" -eq 92
+check "all 100 file checks ran" test "$(wc -l <"$WORK/e2e.checks")" -eq 100
 while read -r status name; do
   check "$name" test "$status" = ok
 done <"$WORK/e2e.checks"

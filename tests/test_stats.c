@@ -49,6 +49,13 @@ int main(void)
     stats_record(b, &bx, &bad, NULL, 0, SLO_TTFT, 0);
     bad.error_class = TS_ERR_TIMEOUT;
     stats_record(b, &bx, &bad, NULL, 0, SLO_TTFT, 0);
+    /* The server's send stamps: in a, r1's three events, sent 0.2, 0.4 and 0.5 ms before they
+     * arrived (gap errors 0.2 and 0.1 ms); in b, two events, the first unstamped, the second
+     * 3 ms late. */
+    int64_t st1[3] = {t1[0] - 200000, t1[1] - 400000, t1[2] - 500000};
+    stats_record_stamps(a, &ax, t1, st1, 3);
+    int64_t t3[2] = {300000000, 320000000}, st3[2] = {0, 317000000};
+    stats_record_stamps(b, &bx, t3, st3, 2);
     bx.full_start_ns = 100;
     bx.full_end_ns = 900000100; /* 0.9 s of full load */
     ax.full_start_ns = 50;
@@ -109,6 +116,18 @@ int main(void)
     CHECK(fabs(s.tpot.p50 - 800.0 / 39) < 0.004 * 800.0 / 39);
     CHECK(fabs(s.tpot.max - 400.0 / 9) < 1e-3);
     CHECK(fabs(s.tpot.min - 1950.0 / 99) < 1e-3);
+    /* The timing error, merged: delays 0.2, 0.4, 0.5 and 3 ms; TTFT error 0.2 ms (b's first
+     * event had no stamp); gap errors 0.2 and 0.1 ms. */
+    CHECK_EQ_INT(s.stamp_delay.count, 4);
+    CHECK(s.stamp_delay.min == 0.2 && s.stamp_delay.max == 3.0);
+    CHECK(fabs(s.stamp_delay.p50 - 0.4) < 0.002);
+    CHECK(fabs(s.stamp_delay.mean - 4.1 / 4) < 1e-12);
+    CHECK_EQ_INT(s.ttft_error.count, 1);
+    CHECK(s.ttft_error.p50 == 0.2 && s.ttft_error.p99 == 0.2);
+    CHECK_EQ_INT(s.itl_error.count, 2);
+    CHECK(s.itl_error.min == 0.1 && s.itl_error.max == 0.2);
+    CHECK_EQ_INT(ax.stamp_delay.max_ns, 3000000);
+    CHECK_EQ_INT(ax.itl_error.min_ns, 100000);
     CHECK_EQ_INT(ax.ttft.min_ns, 50000000);
     CHECK_EQ_INT(ax.ttft.max_ns, 200000000);
 

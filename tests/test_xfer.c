@@ -4,6 +4,8 @@
 #include "tokstorm/xfer.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -38,6 +40,76 @@ static void run(struct ts_xfer *x, int status, const char *body, size_t piece,
     }
     memset(row, 0, sizeof *row);
     xfer_finish(x, how, how == TS_TRANSPORT_OK ? NULL : "curl says no", t, 0, row);
+}
+
+/* A stream whose chunks carry tokstorm-mock's send stamps, each event arriving at a time chosen
+ * here: the stamps kept beside the arrival times, and the delays and gap errors they give. */
+static void test_stamps(struct ts_xfer *x)
+{
+    const int64_t day = 86400000000000; /* a day of uptime: stamps as the mock's look */
+    const struct {
+        const char *content; /* NULL: the role chunk, which is not a content event */
+        int64_t stamp_ns;    /* 0: the chunk has none */
+        int64_t arrive_ns;
+    } ev[] = {
+        {NULL, 9000000, 9100000},  {"a", 10000000, 10300000}, /* delay 0.3 ms: the TTFT error */
+        {"b", 30000000, 30500000}, /* 0.5 ms; gaps 20.2 vs 20 ms: 0.2 ms */
+        {"c", 50000000, 51000000}, /* 1 ms; 20.5 vs 20 ms: 0.5 ms */
+        {"d", 50000000, 51000000}, /* the same write, the same read: 1 ms, and 0 */
+        {"e", 0, 70000000},        /* no stamp: no delay, and no gap error after it */
+        {"f", 90000000, 90100000}, /* 0.1 ms */
+    };
+    char buf[256];
+    xfer_begin(x, day);
+    xfer_on_status(x, 200, day + 1000000);
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+        char stamp[48] = "";
+        if (ev[i].stamp_ns)
+            snprintf(stamp, sizeof stamp, ",\"tokstorm_send_ns\":%lld",
+                     (long long)(day + ev[i].stamp_ns));
+        snprintf(buf, sizeof buf, "data: {\"choices\":[{\"delta\":{\"content\":\"%s\"}}]%s}\n\n",
+                 ev[i].content ? ev[i].content : "", stamp);
+        CHECK_EQ_INT(xfer_on_body(x, buf, strlen(buf), day + ev[i].arrive_ns), 0);
+    }
+    const char *end = "data: {\"choices\":[],\"usage\":{\"completion_tokens\":6},"
+                      "\"tokstorm_send_ns\":1}\n\ndata: [DONE]\n\n";
+    xfer_on_body(x, end, strlen(end), day + 95000000);
+    struct ts_row row;
+    memset(&row, 0, sizeof row);
+    xfer_finish(x, TS_TRANSPORT_OK, NULL, day + 96000000, day, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_NONE);
+    CHECK_EQ_INT(x->n_tokens, 6);
+    CHECK_EQ_INT(x->stamp_ns[0], day + 10000000);
+    CHECK_EQ_INT(x->stamp_ns[4], 0);
+    CHECK_EQ_INT(x->token_ns[4], day + 70000000);
+
+    struct ts_level_stats *s = malloc(sizeof *s);
+    struct ts_level_extremes e;
+    stats_init(s, &e);
+    stats_record_stamps(s, &e, x->token_ns, x->stamp_ns, x->n_tokens);
+    CHECK_EQ_INT(s->stamp_delay.count, 5);
+    CHECK_EQ_INT(s->stamp_delay.sum_ns, 300000 + 500000 + 1000000 + 1000000 + 100000);
+    CHECK_EQ_INT(e.stamp_delay.min_ns, 100000);
+    CHECK_EQ_INT(e.stamp_delay.max_ns, 1000000);
+    CHECK_EQ_INT(s->ttft_error.count, 1);
+    CHECK_EQ_INT(e.ttft_error.min_ns, 300000);
+    CHECK_EQ_INT(s->itl_error.count, 3);
+    CHECK_EQ_INT(s->itl_error.sum_ns, 200000 + 500000 + 0);
+    CHECK_EQ_INT(e.itl_error.min_ns, 0);
+    CHECK_EQ_INT(e.itl_error.max_ns, 500000);
+
+    /* An unstamped first event leaves the TTFT error out; a stream with no stamps adds
+     * nothing anywhere. */
+    stats_init(s, &e);
+    stats_record_stamps(s, &e, x->token_ns + 4, x->stamp_ns + 4, 2);
+    CHECK_EQ_INT(s->stamp_delay.count, 1);
+    CHECK_EQ_INT(s->ttft_error.count, 0);
+    CHECK_EQ_INT(s->itl_error.count, 0);
+    run(x, 200, chat_stream, sizeof chat_stream, TS_TRANSPORT_OK, &row);
+    stats_init(s, &e);
+    stats_record_stamps(s, &e, x->token_ns, x->stamp_ns, x->n_tokens);
+    CHECK_EQ_INT(s->stamp_delay.count + s->ttft_error.count + s->itl_error.count, 0);
+    free(s);
 }
 
 int main(void)
@@ -150,6 +222,25 @@ int main(void)
     CHECK_EQ_INT(row.output_tokens, 1000);
     CHECK_EQ_INT(x.n_tokens, 1000);
     CHECK_EQ_INT(x.token_ns[999], 1009);
+    CHECK_EQ_INT(x.stamp_ns[999], 0);
+
+    /* And with stamps, past the first allocation too: each stays beside its arrival time. */
+    xfer_begin(&x, 0);
+    xfer_on_status(&x, 200, 1);
+    for (int i = 0; i < 1000; i++) {
+        char buf[128];
+        snprintf(
+            buf, sizeof buf,
+            "data: {\"choices\":[{\"delta\":{\"content\":\"t\"}}],\"tokstorm_send_ns\":%d}\n\n",
+            5 + i);
+        xfer_on_body(&x, buf, strlen(buf), 10 + i);
+    }
+    CHECK_EQ_INT(x.n_tokens, 1000);
+    CHECK_EQ_INT(x.stamp_ns[0], 5);
+    CHECK_EQ_INT(x.stamp_ns[999], 1004);
+    CHECK_EQ_INT(x.token_ns[999], 1009);
+
+    test_stamps(&x);
 
     xfer_free(&x);
     return check_report("xfer");

@@ -47,9 +47,18 @@ struct ts_api_chunk {
     int has_usage;             /* a "usage" object with completion_tokens was present */
     int64_t prompt_tokens;     /* usage.prompt_tokens (0 when absent) */
     int64_t completion_tokens; /* usage.completion_tokens (0 when absent) */
+    int64_t server_send_ns;    /* the root's "tokstorm_send_ns" (see below), else 0 */
     int error;                 /* an "error" object (or string) was in the event */
     char error_message[160];   /* its message, truncated, NUL-terminated ("" if none) */
 };
+
+/* server_send_ns is when the server wrote the chunk, in its CLOCK_MONOTONIC nanoseconds:
+ * tokstorm-mock stamps every chunk so, and a client on the same host can subtract it from its
+ * own arrival time. The rule, the same for both readings (api_internal.h): the first root
+ * member named "tokstorm_send_ns", when it is a JSON number whose value read as a double (as
+ * cJSON reads it, so above 2^53 it is rounded to the nearest double) is whole and in
+ * [0, 2^63); anything else (absent, a string, negative, fractional, 1e30) gives 0. 1000.0 and
+ * 1e3 read as 1000: the rule is about the value, which is all cJSON keeps. */
 
 /* Interprets one event's data (without the "data:" prefix) for the given dialect and fills
  * *out (zeroed first). Returns 0, TS_API_ERR_MALFORMED (not "[DONE]" and not a JSON object:

@@ -84,6 +84,12 @@ struct ts_level_stats {
     struct ts_hist lag;        /* start - scheduled (open loop; 0 in closed loop) */
     struct ts_hist ttft_sched; /* first token - scheduled */
     struct ts_hist e2e_sched;  /* end - scheduled */
+    /* The client's own timing error, from the send stamps of a server that writes them in its
+     * chunks (tokstorm-mock; see api.h); empty when no chunk had one. Successful requests
+     * only. Only meaningful with the server on the same host: it is the same clock. */
+    struct ts_hist stamp_delay; /* arrival - server send stamp, of every stamped content event */
+    struct ts_hist ttft_error;  /* the same, of the first content event only (when stamped) */
+    struct ts_hist itl_error;   /* |client gap - server gap| of consecutive stamped events */
 };
 
 _Static_assert(sizeof(struct ts_level_stats) % sizeof(uint64_t) == 0,
@@ -94,6 +100,7 @@ _Static_assert(sizeof(struct ts_level_stats) % sizeof(uint64_t) == 0,
  * level leaves the neutral value (INT64_MAX for a min, INT64_MIN for a max). */
 struct ts_level_extremes {
     struct ts_hist_extremes ttft, itl, tpot, e2e, lag, ttft_sched, e2e_sched;
+    struct ts_hist_extremes stamp_delay, ttft_error, itl_error;
     int64_t first_start_ns;    /* min: earliest start of a measured request */
     int64_t last_end_ns;       /* max: latest end of a measured request */
     int64_t full_start_ns;     /* max: when every stream of the rank was in its measure phase */
@@ -102,7 +109,7 @@ struct ts_level_extremes {
     int64_t rank_start_max_ns; /* max: the same, its latest */
 };
 
-#define TS_EXTREMES_PACKED 20 /* int64_t values in the packed form */
+#define TS_EXTREMES_PACKED 26 /* int64_t values in the packed form */
 
 void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x);
 
@@ -113,6 +120,15 @@ void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x);
 void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const struct ts_row *row,
                   const int64_t *token_ns, size_t n_tokens, int64_t slo_ttft_ns,
                   int64_t slo_tpot_ns);
+
+/* Adds the client's timing error for one finished, measured, successful request (the caller
+ * passes n = 0 for any other): token_ns[i] is when content event i arrived, stamp_ns[i] when
+ * the server says it sent it (0 = no stamp), both CLOCK_MONOTONIC ns of the same host. Each
+ * stamped event adds its delay to stamp_delay, the first event (if stamped) to ttft_error too,
+ * and each event whose predecessor is also stamped adds |arrival gap - stamp gap| to
+ * itl_error. Events that share a stamp (one server write) and arrive together add 0 there. */
+void stats_record_stamps(struct ts_level_stats *s, struct ts_level_extremes *x,
+                         const int64_t *token_ns, const int64_t *stamp_ns, size_t n);
 
 /* dst += src. */
 void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
@@ -150,7 +166,9 @@ struct ts_level_summary {
     double goodput_req_s;    /* good requests / wall_s */
     double tokens_per_event; /* output tokens / content events: > 1 when the server coalesces */
     struct ts_dist ttft, itl, tpot, e2e;
-    struct ts_dist lag, ttft_sched, e2e_sched; /* open loop: from the scheduled send time */
+    struct ts_dist lag, ttft_sched, e2e_sched;         /* open loop: from the scheduled send time */
+    struct ts_dist stamp_delay, ttft_error, itl_error; /* the client's own error (count 0: no
+                                                          stamps) */
 };
 
 /* The steady window of merged extremes: [start, end) in common-timeline ns. Returns 0 when

@@ -29,8 +29,9 @@ struct ts_xfer {
     int64_t content_events;
     int64_t usage_prompt_tokens, usage_completion_tokens;
     int has_usage, saw_done, saw_finish, saw_error;
-    int64_t *token_ns; /* arrival time of each content event, for inter-token gaps */
-    size_t n_tokens, token_cap;
+    int64_t *token_ns;          /* arrival time of each content event, for inter-token gaps */
+    int64_t *stamp_ns;          /* beside it: the server's send stamp of that event (0 = none) */
+    size_t n_tokens, token_cap; /* entries used and allocated, in both arrays */
     char message[160]; /* why it failed: error event, HTTP error body or transport detail */
 };
 
