@@ -170,10 +170,10 @@ PEERS_PID=$!
 MOCK_PIDS+=("$PEERS_PID")
 
 OUT="$WORK/multihost.h5"
-# The namespaces share one kernel clock, so each rank's clock is shifted by rank x 37 ms
-# (a test hook of clock.c): the alignment must find those offsets and start every level
+# The namespaces share one kernel clock, so each rank's clock is shifted by rank x 1 s (a
+# test hook of clock.c): the alignment must find those offsets and start every level
 # together all the same.
-export TOKSTORM_TEST_CLOCK_OFFSET_NS=37000000
+export TOKSTORM_TEST_CLOCK_OFFSET_NS=1000000000
 on_head "${LAUNCH[@]}" --mpirun-arg -x --mpirun-arg TOKSTORM_TEST_CLOCK_OFFSET_NS \
   --program "$TOKSTORM" "$HOSTFILE" $RANKS_PER_HOST --url "$URL" --model mock \
   --levels 1,3,8,32 --max-tokens 16 --requests-per-stream 2 --out "$OUT" \
@@ -198,8 +198,11 @@ check "the server saw connections from tsc1, tsc2 and tsc3 only: $(paste -sd' ' 
 # estimated for every rank; each level started within 1 ms on every host.
 # The skew bound: 1 ms across hosts, where each rank has a core of its own. Here the six
 # ranks share this machine's cores, and a rank waiting for a core while others start their
-# streams starts late by their work, so with fewer cores than ranks the test allows 5 ms:
-# still far below the 37 ms per rank that a broken alignment would show.
+# streams starts late by their work, so with fewer cores than ranks the test allows 5 ms.
+# This virtual machine also loses its CPU now and then (steal time): a level whose rank
+# was not running at the start instant starts up to tens of ms late. So the bound holds for
+# the best level, and every level must stay under 100 ms: a broken alignment shows the
+# injected 1 s per rank.
 SKEW_US=1000
 [ "$(nproc)" -ge "$RANKS" ] || SKEW_US=5000
 $PY - "$OUT" "$NET" $RANKS $TTFT_MS $SKEW_US <<'PYEOF' >"$WORK/checks" || true
@@ -222,18 +225,22 @@ check(f"ranks table: hosts {hosts}", list(rk["rank"]) == list(range(ranks))
 check(f"ranks table: addresses {addrs}",
       addrs == [f"{net}.11", f"{net}.11", f"{net}.12", f"{net}.12", f"{net}.13", f"{net}.13"])
 unc, off = rk["clock_uncertainty_ns"], rk["clock_offset_ns"]
-err = [int(off[r] - r * 37000000) for r in range(ranks)]
+err = [int(off[r] - r * 1000000000) for r in range(ranks)]
 print(f"info clock offsets - injected: {err} ns; uncertainty {list(unc)} ns")
-check("clock offsets found: rank x 37 ms within each estimate's uncertainty",
+check("clock offsets found: rank x 1 s within each estimate's uncertainty",
       unc[0] == 0 and off[0] == 0 and all(abs(e) <= u for e, u in zip(err, unc)) and (unc < 1000000).all())
+skews = []
 for c in levels[1:]:
     sk = f["level_%d" % c].attrs["start_skew_s"] * 1e6
+    skews.append(sk)
     print(f"info C={c}: start skew {sk:.1f} us")
-    check(f"C={c}: start skew {sk:.1f} us under {skew_us:g} us across hosts", sk < skew_us)
+    check(f"C={c}: start skew {sk:.1f} us under 100 ms across hosts", sk < 100000)
     r = f["level_%d/requests" % c][:]
     first = [r["start_s"][r["rank"] == k].min() for k in range(ranks) if (r["rank"] == k).any()]
     check(f"C={c}: first requests of all ranks within the skew on the common timeline",
           (max(first) - min(first)) * 1e6 <= sk + 1)
+check(f"best level's start skew {min(skews):.1f} us under {skew_us:g} us", min(skews) < skew_us)
+all_ttft = []
 for c in levels:
     a = f["level_%d" % c].attrs
     r = f["level_%d/requests" % c][:]
@@ -248,13 +255,19 @@ for c in levels:
     check(f"C={c}: streams 0..C-1, rps requests each",
           sorted(np.unique(r["stream"], return_counts=True)[1].tolist()) == [rps] * c
           and set(r["stream"]) == set(range(c)))
-    med = float(np.median((ok["first_token_s"] - ok["start_s"]) * 1000))
-    check(f"C={c}: TTFT median {med:.1f} ms within 15% of the mock's {ttft_ms:g} ms",
-          abs(med - ttft_ms) <= 0.15 * ttft_ms)
+    ttft = (ok["first_token_s"] - ok["start_s"]) * 1000
+    all_ttft.extend(ttft.tolist())
+    med = float(np.median(ttft))
+    # Per level within 40% (C=1 has 2 requests); the 15% bound on all requests below.
+    check(f"C={c}: TTFT median {med:.1f} ms within 40% of the mock's {ttft_ms:g} ms",
+          abs(med - ttft_ms) <= 0.40 * ttft_ms)
+med = float(np.median(all_ttft))
+check(f"all {len(all_ttft)} requests: TTFT median {med:.1f} ms within 15% of the mock's {ttft_ms:g} ms",
+      abs(med - ttft_ms) <= 0.15 * ttft_ms)
 PYEOF
 grep '^info ' "$WORK/checks" || true
 sed -i '/^info /d' "$WORK/checks"
-check "all 38 file checks ran" test "$(wc -l <"$WORK/checks")" -eq 38
+check "all 40 file checks ran" test "$(wc -l <"$WORK/checks")" -eq 40
 while read -r status name; do
   check "$name" test "$status" = ok
 done <"$WORK/checks"
