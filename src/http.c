@@ -314,23 +314,34 @@ void http_free(struct ts_http *h)
 }
 
 /* Asks the driver for stream s's next request and hands it to libcurl. */
+/* Hands body to libcurl on slot sl, stamping the request's start just before. Returns 0, or
+ * -1 when libcurl refused the handle (the caller reports it as a failed request). */
+static int launch(struct ts_http *h, struct slot *sl, const char *body, size_t body_len)
+{
+    curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDS, body);
+    sl->errbuf[0] = '\0';
+    xfer_begin(&sl->xfer, clock_now_ns());
+    if (curl_multi_add_handle(h->multi, sl->easy) != CURLM_OK)
+        return -1;
+    sl->busy = 1;
+    h->in_flight++;
+    return 0;
+}
+
+#define ADD_FAILED "curl_multi_add_handle failed"
+
 static int start_next(struct ts_http *h, struct slot *sl, int64_t now_ns)
 {
     const char *body;
     size_t body_len;
     if (!h->driver->next(h->driver->ctx, sl->stream, now_ns, &body, &body_len))
         return 0;
-    curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-    curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDS, body);
-    sl->errbuf[0] = '\0';
-    xfer_begin(&sl->xfer, clock_now_ns());
-    if (curl_multi_add_handle(h->multi, sl->easy) != CURLM_OK) {
-        h->driver->done(h->driver->ctx, sl->stream, &sl->xfer, TS_TRANSPORT_CONNECT,
-                        "curl_multi_add_handle failed", clock_now_ns());
+    if (launch(h, sl, body, body_len) != 0) {
+        h->driver->done(h->driver->ctx, sl->stream, &sl->xfer, TS_TRANSPORT_CONNECT, ADD_FAILED,
+                        clock_now_ns());
         return 0;
     }
-    sl->busy = 1;
-    h->in_flight++;
     return 1;
 }
 
@@ -537,18 +548,11 @@ static void start_due(struct ts_http *h)
         const char *body;
         size_t len;
         d->take(d->ctx, sl->stream, now, due < h->blocked_until_ns, &body, &len);
-        curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-        curl_easy_setopt(sl->easy, CURLOPT_POSTFIELDS, body);
-        sl->errbuf[0] = '\0';
-        xfer_begin(&sl->xfer, clock_now_ns());
-        if (curl_multi_add_handle(h->multi, sl->easy) != CURLM_OK) {
-            d->done(d->ctx, sl->stream, &sl->xfer, TS_TRANSPORT_CONNECT,
-                    "curl_multi_add_handle failed", clock_now_ns());
+        if (launch(h, sl, body, len) != 0) {
+            d->done(d->ctx, sl->stream, &sl->xfer, TS_TRANSPORT_CONNECT, ADD_FAILED,
+                    clock_now_ns());
             h->free_slots[h->n_free++] = sl->stream;
-            continue;
         }
-        sl->busy = 1;
-        h->in_flight++;
     }
 }
 

@@ -53,7 +53,7 @@ int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t or
     l->plan = *plan;
     l->origin_ns = origin_ns;
     l->start_ns = start_ns;
-    l->streams_measuring = l->streams_finished = 0;
+    l->streams_measuring = 0;
     l->taken = 0;
     if (plan->open_loop)
         schedule_init(&l->schedule, plan->arrival, plan->rate_per_s, plan->burstiness, plan->seed);
@@ -68,7 +68,7 @@ int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t or
  * which all of this rank's streams were busy. */
 static void stream_finished(struct ts_level *l, int64_t now_ns)
 {
-    if (l->streams_finished++ == 0)
+    if (l->extremes.full_end_ns == INT64_MAX)
         l->extremes.full_end_ns = level_common_ns(l, now_ns);
 }
 

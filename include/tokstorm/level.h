@@ -62,7 +62,6 @@ struct ts_level {
     struct ts_level_request *current; /* per local stream: the request in flight */
     size_t streams_cap;
     int64_t streams_measuring;    /* streams that have begun their measure phase */
-    int64_t streams_finished;     /* streams with no request left */
     struct ts_level_stats *stats; /* heap: the histograms are ~150 KiB */
     struct ts_level_extremes extremes;
     struct ts_rows rows;         /* measured requests only */
