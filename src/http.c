@@ -55,6 +55,7 @@ struct ts_http {
     int64_t n_free;
     int64_t blocked_until_ns;   /* open loop: arrivals due before this waited for a slot */
     int timer_fd;               /* open loop: wakes the loop for the next arrival */
+    int64_t timer_armed_ns;     /* the arrival time timer_fd is armed for (-1: none) */
     int64_t blocked_ns, run_ns; /* time in epoll_wait, and in all, during the last run */
     int64_t probes_reused;      /* preconnect probes that found a kept-alive connection */
     int64_t probes_held;        /* preconnect probes paused on their answer */
@@ -461,10 +462,13 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
         int64_t in_ns = wake_ns - now;
         struct itimerspec its = {
             .it_value = {.tv_sec = in_ns / 1000000000, .tv_nsec = in_ns % 1000000000}};
-        if (in_ns <= 0)
+        if (in_ns <= 0) {
             wait_ms = 0;
-        else
+        } else if (wake_ns != h->timer_armed_ns) {
+            /* One system call per new arrival time, not per turn of the loop. */
             timerfd_settime(h->timer_fd, 0, &its, NULL);
+            h->timer_armed_ns = wake_ns;
+        }
     }
     int n = epoll_wait(h->epfd, events, (int)(sizeof events / sizeof events[0]), wait_ms);
     int64_t woke = clock_now_ns();
@@ -562,6 +566,7 @@ int http_run_open(struct ts_http *h, int64_t n_slots, const struct ts_http_open_
     if (check_streams(h, n_slots, msg, msg_len) != 0)
         return TS_HTTP_ERR_LOOP;
     h->open = driver;
+    h->timer_armed_ns = -1;
     h->n_free = 0;
     h->blocked_until_ns = 0;
     for (int64_t s = n_slots - 1; s >= 0; s--) {
@@ -616,6 +621,7 @@ int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_
     if (check_streams(h, n_streams, msg, msg_len) != 0)
         return TS_HTTP_ERR_LOOP;
     h->driver = NULL;
+    h->timer_armed_ns = -1;
     h->probes_answered = 0;
     h->probes_reused = 0;
     h->probes_held = 0;
