@@ -64,6 +64,11 @@ struct ts_http {
     char **bind_addrs;          /* owned copies of cfg's; cfg.bind_addrs points here */
     char **bind_opts;           /* "host!ADDR" for CURLOPT_INTERFACE, one per address */
     char local_addr[64];        /* the system's source address, found on first need */
+    CURLSH **shares;            /* connection caches, one per SHARE_SLOTS slots */
+    int64_t n_shares;           /* entries in shares (NULL until a slot needs it) */
+    int64_t ready_ns;           /* when epoll reported the socket being read ready, or 0 */
+    struct slot **done;         /* check_multi_info: the finished transfers of one pass */
+    CURLcode *done_rc;          /* and how each ended */
 };
 
 /* CURLMOPT_SOCKETFUNCTION: keep epoll's interest set equal to what libcurl asks for. The
@@ -111,6 +116,14 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
     return 0;
 }
 
+/* When the bytes being handed over arrived, as near as the loop knows: bytes read from a
+ * socket that epoll reported ready were there when epoll_wait returned, however long the
+ * loop then took to get to them (a thousand streams answered at once take it milliseconds). */
+static int64_t arrival_ns(const struct ts_http *h)
+{
+    return h->ready_ns ? h->ready_ns : clock_now_ns();
+}
+
 /* CURLOPT_HEADERFUNCTION: the status line stamps the first byte and gives the status. */
 static size_t on_header(char *buf, size_t size, size_t n, void *userp)
 {
@@ -121,9 +134,26 @@ static size_t on_header(char *buf, size_t size, size_t n, void *userp)
         int status = 0;
         if (sp != NULL && sp + 3 < buf + len)
             status = (sp[1] - '0') * 100 + (sp[2] - '0') * 10 + (sp[3] - '0');
-        xfer_on_status(&sl->xfer, status, clock_now_ns());
+        xfer_on_status(&sl->xfer, status, arrival_ns(sl->http));
     }
     return len;
+}
+
+/* CURLOPT_PREREQFUNCTION: the connection is ready and the request is about to be written.
+ * A kept-alive connection's request starts now; the new connections a transfer made are
+ * counted by then (0 = reused). */
+static int on_prereq(void *userp, char *primary_ip, char *local_ip, int primary_port,
+                     int local_port)
+{
+    (void)primary_ip;
+    (void)local_ip;
+    (void)primary_port;
+    (void)local_port;
+    struct slot *sl = userp;
+    long connects = 0;
+    curl_easy_getinfo(sl->easy, CURLINFO_NUM_CONNECTS, &connects);
+    xfer_on_sent(&sl->xfer, connects == 0, clock_now_ns());
+    return CURL_PREREQFUNC_OK;
 }
 
 /* CURLOPT_WRITEFUNCTION: body bytes go straight to the request's parser. Returning less than
@@ -132,7 +162,7 @@ static size_t on_body(char *buf, size_t size, size_t n, void *userp)
 {
     struct slot *sl = userp;
     size_t len = size * n;
-    return xfer_on_body(&sl->xfer, buf, len, clock_now_ns()) == 0 ? len : 0;
+    return xfer_on_body(&sl->xfer, buf, len, arrival_ns(sl->http)) == 0 ? len : 0;
 }
 
 /* CURLOPT_SOCKOPTFUNCTION, bound connections only: libcurl binds before it connects, and a
@@ -146,6 +176,32 @@ static int on_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose)
     int one = 1;
     setsockopt(fd, SOL_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
     return CURL_SOCKOPT_OK;
+}
+
+/* libcurl keeps one connection cache per multi handle and, with thousands of connections to
+ * one server, handles it in ways that grow with its size: it looks for a reusable connection
+ * by walking the server's connections from the start, past every one in use, and when a
+ * handle is removed after its transfer it visits every cached connection (libcurl 7.88).
+ * Both are quadratic in a rank's streams: 40 ms of CPU to start 1,024 requests, during which
+ * no answer is read, and most of a 10,000-stream level's CPU. So slots keep their connections
+ * in small caches of their own, in share objects of SHARE_SLOTS slots each (also sharing the
+ * name cache, which libcurl likewise walks at the end of every transfer). */
+enum { SHARE_SLOTS = 32 };
+
+/* The share (connection and name cache) of slot number index, made on first need. */
+static CURLSH *slot_share(struct ts_http *h, int64_t index)
+{
+    int64_t k = index / SHARE_SLOTS;
+    if (h->shares[k] == NULL) {
+        CURLSH *sh = curl_share_init();
+        if (sh == NULL || curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) ||
+            curl_share_setopt(sh, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS)) {
+            curl_share_cleanup(sh);
+            return NULL;
+        }
+        h->shares[k] = sh;
+    }
+    return h->shares[k];
 }
 
 /* Sets up slot number index's easy handle. */
@@ -174,6 +230,8 @@ static int setup_easy(struct ts_http *h, struct slot *sl, const struct ts_http_c
     bad |= curl_easy_setopt(e, CURLOPT_HEADERDATA, sl) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_WRITEDATA, sl) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq) != CURLE_OK;
+    bad |= curl_easy_setopt(e, CURLOPT_PREREQDATA, sl) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_PRIVATE, sl) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, sl->errbuf) != CURLE_OK;
     if (cfg->n_bind_addrs > 0) {
@@ -184,6 +242,8 @@ static int setup_easy(struct ts_http *h, struct slot *sl, const struct ts_http_c
         bad |= curl_easy_setopt(e, CURLOPT_INTERFACE, h->bind_opts[a]) != CURLE_OK;
         bad |= curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, on_sockopt) != CURLE_OK;
     }
+    CURLSH *share = slot_share(h, index);
+    bad |= share == NULL || curl_easy_setopt(e, CURLOPT_SHARE, share) != CURLE_OK;
     if (cfg->debug)
         curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
     return bad ? -1 : 0;
@@ -260,6 +320,21 @@ int http_reserve(struct ts_http *h, int64_t n)
     if (free_slots == NULL)
         return -1;
     h->free_slots = free_slots;
+    struct slot **done = realloc(h->done, (size_t)n * sizeof *done);
+    if (done == NULL)
+        return -1;
+    h->done = done;
+    CURLcode *done_rc = realloc(h->done_rc, (size_t)n * sizeof *done_rc);
+    if (done_rc == NULL)
+        return -1;
+    h->done_rc = done_rc;
+    int64_t n_shares = (n + SHARE_SLOTS - 1) / SHARE_SLOTS;
+    CURLSH **shares = realloc(h->shares, (size_t)n_shares * sizeof *shares);
+    if (shares == NULL)
+        return -1;
+    h->shares = shares;
+    for (; h->n_shares < n_shares; h->n_shares++)
+        shares[h->n_shares] = NULL;
     for (; h->n_slots < n; h->n_slots++) {
         struct slot *sl = calloc(1, sizeof *sl);
         if (sl == NULL)
@@ -298,6 +373,10 @@ void http_free(struct ts_http *h)
      * CURL_POLL_REMOVE calls it makes still find a valid epoll set. */
     if (h->multi)
         curl_multi_cleanup(h->multi);
+    /* Last of libcurl's: a share closes its cached connections, and no handle may use it. */
+    for (int64_t k = 0; k < h->n_shares; k++)
+        curl_share_cleanup(h->shares[k]);
+    free(h->shares);
     if (h->epfd >= 0)
         close(h->epfd);
     if (h->timer_fd >= 0)
@@ -305,6 +384,8 @@ void http_free(struct ts_http *h)
     curl_slist_free_all(h->headers);
     free(h->url);
     free(h->free_slots);
+    free(h->done);
+    free(h->done_rc);
     for (size_t i = 0; i < h->cfg.n_bind_addrs; i++) {
         free(h->bind_addrs[i]);
         free(h->bind_opts[i]);
@@ -331,6 +412,9 @@ static int launch(struct ts_http *h, struct slot *sl, const char *body, size_t b
 }
 
 #define ADD_FAILED "curl_multi_add_handle failed"
+
+/* Requests handed to libcurl at once when many streams start together (see http_run). */
+enum { LAUNCH_BATCH = 16 };
 
 static int start_next(struct ts_http *h, struct slot *sl, int64_t now_ns)
 {
@@ -372,17 +456,25 @@ static enum ts_transport transport_of(struct slot *sl, CURLcode rc)
     }
 }
 
-/* Reaps finished transfers, reports them, and lets each stream start its next request. */
+/* Reaps finished transfers, reports them, and lets each stream start its next request.
+ * libcurl's queue of finished transfers is emptied first: curl_multi_remove_handle searches
+ * it for the handle removed, which would make reaping a burst of n ends quadratic. */
 static void check_multi_info(struct ts_http *h)
 {
     CURLMsg *m;
     int left;
+    int64_t n_done = 0;
     while ((m = curl_multi_info_read(h->multi, &left)) != NULL) {
         if (m->msg != CURLMSG_DONE)
             continue;
         struct slot *sl = NULL;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&sl);
-        CURLcode rc = m->data.result;
+        h->done_rc[n_done] = m->data.result;
+        h->done[n_done++] = sl; /* at most one message per busy slot */
+    }
+    for (int64_t i = 0; i < n_done; i++) {
+        struct slot *sl = h->done[i];
+        CURLcode rc = h->done_rc[i];
         curl_multi_remove_handle(h->multi, sl->easy);
         sl->busy = 0;
         h->in_flight--;
@@ -492,7 +584,9 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
             flags |= CURL_CSELECT_OUT;
         if (events[i].events & (EPOLLERR | EPOLLHUP))
             flags |= CURL_CSELECT_ERR;
+        h->ready_ns = woke;
         rc = socket_action(h, events[i].data.fd, flags, msg, msg_len);
+        h->ready_ns = 0;
         /* Reap at once, as hiperfifo does: a finished transfer's end time and its stream's
          * next request must not wait for the rest of the batch. */
         check_multi_info(h);
@@ -530,11 +624,19 @@ int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *
     h->driver = driver;
     int64_t now = clock_now_ns();
     h->blocked_ns = 0;
-    for (int64_t s = 0; s < n_streams; s++) {
-        h->slots[s]->stream = s;
-        start_next(h, h->slots[s], now);
+    /* Streams start a batch at a time, with a look at the sockets between batches: libcurl
+     * writes every request handed to it in one go, some 30 us each, and a thousand at once
+     * would leave the first answers unread (and their arrival times late) for 30 ms. */
+    int rc = 0;
+    for (int64_t s = 0; s < n_streams && rc == 0;) {
+        for (int64_t end = s + LAUNCH_BATCH; s < n_streams && s < end; s++) {
+            h->slots[s]->stream = s;
+            start_next(h, h->slots[s], now);
+        }
+        rc = loop_step(h, s < n_streams ? 0 : -1, msg, msg_len);
     }
-    int rc = run_until_idle(h, msg, msg_len);
+    if (rc == 0)
+        rc = run_until_idle(h, msg, msg_len);
     h->driver = NULL;
     h->run_ns = clock_now_ns() - now;
     return rc;

@@ -147,8 +147,10 @@ void level_done(struct ts_level *l, int64_t s, struct ts_xfer *x, enum ts_transp
     row.stream = (int32_t)(l->plan.first_stream + s);
     row.request = req->index;
     row.prompt_index = (int32_t)req->prompt_index;
-    row.scheduled_s =
-        req->scheduled_ns ? (double)(req->scheduled_ns - l->origin_ns) / 1e9 : row.start_s;
+    /* Closed loop: the request was due when the stream handed it over, so the send lag is
+     * the time the client took to write it (many streams starting at once queue up). */
+    int64_t due_ns = req->scheduled_ns ? req->scheduled_ns : x->queued_ns;
+    row.scheduled_s = (double)(due_ns - l->origin_ns) / 1e9;
     row.late = req->late;
     int ok = row.error_class == TS_ERR_NONE;
     stats_record(l->stats, &l->extremes, &row, x->token_ns, ok ? x->n_tokens : 0,

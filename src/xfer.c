@@ -34,7 +34,7 @@ void xfer_free(struct ts_xfer *x)
 void xfer_begin(struct ts_xfer *x, int64_t now_ns)
 {
     sse_parser_reset(&x->sse);
-    x->start_ns = now_ns;
+    x->queued_ns = x->start_ns = now_ns;
     x->first_byte_ns = x->first_token_ns = x->end_ns = 0;
     x->http_status = 0;
     x->content_events = 0;
@@ -42,6 +42,12 @@ void xfer_begin(struct ts_xfer *x, int64_t now_ns)
     x->has_usage = x->saw_done = x->saw_finish = x->saw_error = 0;
     x->n_tokens = 0;
     x->message[0] = '\0';
+}
+
+void xfer_on_sent(struct ts_xfer *x, int reused, int64_t now_ns)
+{
+    if (reused)
+        x->start_ns = now_ns;
 }
 
 void xfer_on_status(struct ts_xfer *x, int http_status, int64_t now_ns)

@@ -32,7 +32,7 @@ const char *stats_err_class_name(int err_class);
  * the HDF5 compound type. Times are seconds on the common timeline, from the run's start (a
  * double holds nanosecond resolution for a hundred days); -1 when the moment never came. */
 struct ts_row {
-    double scheduled_s;        /* open loop: when it was due; closed loop: = start_s */
+    double scheduled_s;        /* open loop: when it was due; closed loop: handed to libcurl */
     double start_s;            /* just before the request was handed to curl */
     double first_byte_s;       /* first response byte (status line) */
     double first_token_s;      /* first event with non-empty content or reasoning */
@@ -81,7 +81,7 @@ struct ts_level_stats {
     struct ts_hist itl;        /* gaps between content events, successful requests only */
     struct ts_hist tpot;       /* (end - first token) / (tokens - 1), requests with >= 2 tokens */
     struct ts_hist e2e;        /* end - start */
-    struct ts_hist lag;        /* start - scheduled (open loop; 0 in closed loop) */
+    struct ts_hist lag;        /* start - scheduled: the client's send lag */
     struct ts_hist ttft_sched; /* first token - scheduled */
     struct ts_hist e2e_sched;  /* end - scheduled */
     /* The client's own timing error, from the send stamps of a server that writes them in its
@@ -166,7 +166,7 @@ struct ts_level_summary {
     double goodput_req_s;    /* good requests / wall_s */
     double tokens_per_event; /* output tokens / content events: > 1 when the server coalesces */
     struct ts_dist ttft, itl, tpot, e2e;
-    struct ts_dist lag, ttft_sched, e2e_sched;         /* open loop: from the scheduled send time */
+    struct ts_dist lag, ttft_sched, e2e_sched;         /* from the scheduled (due) send time */
     struct ts_dist stamp_delay, ttft_error, itl_error; /* the client's own error (count 0: no
                                                           stamps) */
 };

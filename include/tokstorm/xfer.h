@@ -24,6 +24,9 @@ enum ts_transport {
 struct ts_xfer {
     struct ts_sse_parser sse;
     enum ts_api_kind api;
+    int64_t queued_ns; /* handed to the transport */
+    /* The request's start, from which its latencies count: when it was written on a kept-alive
+     * connection, or, on a new connection, when it was handed over (the set-up is its cost). */
     int64_t start_ns, first_byte_ns, first_token_ns, end_ns; /* 0 = not yet */
     int http_status;
     int64_t content_events;
@@ -39,8 +42,13 @@ struct ts_xfer {
 int xfer_init(struct ts_xfer *x, enum ts_api_kind api, size_t max_event_bytes);
 void xfer_free(struct ts_xfer *x);
 
-/* Starts a new request at now_ns (just before it is handed to the transport). */
+/* Starts a new request at now_ns (just before it is handed to the transport, which may take
+ * a while to send it when many start at once: see xfer_on_sent). */
 void xfer_begin(struct ts_xfer *x, int64_t now_ns);
+
+/* The transport is about to write the request at now_ns, on a kept-alive connection
+ * (reused) or a new one. */
+void xfer_on_sent(struct ts_xfer *x, int reused, int64_t now_ns);
 
 /* The response's status line arrived: the first byte. */
 void xfer_on_status(struct ts_xfer *x, int http_status, int64_t now_ns);
