@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tokstorm needs to build and run, skipping those already
-# installed; with --tests, also what the test suite needs (network namespaces, a real Slurm).
+# installed; with --tests, also what the test suite needs (network namespaces, a real Slurm,
+# a headless browser for the HTML report).
 # Run as root (CI and the quickstart do).
 set -euo pipefail
 
@@ -9,11 +10,11 @@ packages=(
   libopenmpi-dev openmpi-bin
   libcurl4-openssl-dev libcjson-dev libjsmn-dev
   libhdf5-dev hdf5-tools
-  python3 python3-h5py python3-numpy
+  python3 python3-h5py python3-numpy python3-matplotlib
   curl procps
 )
 if [ "${1:-}" = --tests ]; then
-  packages+=(iproute2 slurm-wlm munge)
+  packages+=(iproute2 slurm-wlm munge chromium)
 fi
 
 missing=()
