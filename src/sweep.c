@@ -138,13 +138,33 @@ static int write_level_extras(struct run_ctx *r, const uint64_t *tokens, const u
 {
     const struct ts_level_stats *st = r->level.stats;
     const struct ts_level_extremes *x = &r->level.extremes;
+    /* The four latencies always; the others (send lag, latencies from the schedule, the
+     * client's own timing error against a stamping server) when they have values. */
+    const struct {
+        const char *name;
+        const struct ts_hist *h;
+        const struct ts_hist_extremes *x;
+        int always;
+    } hists[] = {
+        {"ttft", &st->ttft, &x->ttft, 1},
+        {"itl", &st->itl, &x->itl, 1},
+        {"tpot", &st->tpot, &x->tpot, 1},
+        {"e2e", &st->e2e, &x->e2e, 1},
+        {"send_lag", &st->lag, &x->lag, 0},
+        {"ttft_sched", &st->ttft_sched, &x->ttft_sched, 0},
+        {"e2e_sched", &st->e2e_sched, &x->e2e_sched, 0},
+        {"stamp_delay", &st->stamp_delay, &x->stamp_delay, 0},
+        {"ttft_error", &st->ttft_error, &x->ttft_error, 0},
+        {"itl_error", &st->itl_error, &x->itl_error, 0},
+    };
     if (h5out_level_timeseries(r->h5, (double)TS_TIMELINE_SERIES_NS / 1e9, tokens, ok, err, n_bins,
-                               msg, len) != 0 ||
-        h5out_level_hist(r->h5, "ttft", &st->ttft, &x->ttft, msg, len) != 0 ||
-        h5out_level_hist(r->h5, "itl", &st->itl, &x->itl, msg, len) != 0 ||
-        h5out_level_hist(r->h5, "tpot", &st->tpot, &x->tpot, msg, len) != 0 ||
-        h5out_level_hist(r->h5, "e2e", &st->e2e, &x->e2e, msg, len) != 0 ||
-        h5out_level_clock(r->h5, r->ranks, (size_t)r->comm.size, msg, len) != 0)
+                               msg, len) != 0)
+        return TS_EXIT_RUNTIME;
+    for (size_t i = 0; i < sizeof hists / sizeof hists[0]; i++)
+        if ((hists[i].always || hists[i].h->count > 0) &&
+            h5out_level_hist(r->h5, hists[i].name, hists[i].h, hists[i].x, msg, len) != 0)
+            return TS_EXIT_RUNTIME;
+    if (h5out_level_clock(r->h5, r->ranks, (size_t)r->comm.size, msg, len) != 0)
         return TS_EXIT_RUNTIME;
     return 0;
 }

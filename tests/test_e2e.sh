@@ -111,6 +111,16 @@ for c in levels:
           f"ITL error p50 {a['itl_error_p50_ms']:.3f} ms < 2",
           0 <= a["stamp_delay_p50_ms"] <= 5 and a["itl_error_p50_ms"] < 2
           and a["stamp_delay_min_ms"] <= a["stamp_delay_p50_ms"] <= a["stamp_delay_max_ms"])
+    # The distributions behind those attributes are stored too; in closed loop every request
+    # has a send lag (written - handed to libcurl) and it is never negative.
+    counts = {m: (g[f"hist_{m}"][:]["count"].sum(), g[f"hist_{m}"].attrs["count"], a[f"{m}_count"])
+              for m in ("stamp_delay", "ttft_error", "itl_error", "send_lag")}
+    check(f"C={c}: hist_stamp_delay, hist_ttft_error, hist_itl_error, hist_send_lag hold every value",
+          all(n1 == n2 == n3 > 0 for n1, n2, n3 in counts.values())
+          and counts["send_lag"][0] == a["ok"] + a["err"])
+    lag = r["start_s"] - r["scheduled_s"]
+    check(f"C={c}: send lag = start - scheduled >= 0, p99 {a['send_lag_p99_ms']:.3f} ms",
+          (lag >= 0).all() and a["send_lag_p99_ms"] >= 0)
     row = table.get(c)
     if row:
         printed = dict(agg=float(row[1]), steady=float(row[2]), per_req=float(row[3]), tokens=int(row[4]),
@@ -128,7 +138,7 @@ med = float(np.median(all_ttft))
 check(f"all {len(all_ttft)} requests: TTFT median {med:.1f} ms within 15% of the mock's {ttft_ms} ms",
       abs(med - ttft_ms) <= 0.15 * ttft_ms)
 PYEOF
-check "all 101 file checks ran" test "$(wc -l <"$WORK/e2e.checks")" -eq 101
+check "all 109 file checks ran" test "$(wc -l <"$WORK/e2e.checks")" -eq 109
 while read -r status name; do
   check "$name" test "$status" = ok
 done <"$WORK/e2e.checks"
