@@ -29,6 +29,7 @@ struct slot {
     char errbuf[CURL_ERROR_SIZE];
     char detail[CURL_ERROR_SIZE + 64]; /* errbuf plus the system's reason */
     const char *bind_addr;             /* the local address it binds to, or NULL */
+    curl_socket_t fd;                  /* the socket libcurl last watched for its transfer */
     int probe_held;                    /* preconnect: paused at its answer, holding its link */
     int probe_counted;                 /* preconnect: whether it reused a link is known */
 };
@@ -66,7 +67,8 @@ struct ts_http {
     char local_addr[64];        /* the system's source address, found on first need */
     CURLSH **shares;            /* connection caches, one per SHARE_SLOTS slots */
     int64_t n_shares;           /* entries in shares (NULL until a slot needs it) */
-    int64_t ready_ns;           /* when epoll reported the socket being read ready, or 0 */
+    int64_t ready_ns;           /* when epoll reported ready_fd ready, or 0 */
+    curl_socket_t ready_fd;     /* the socket libcurl is acting on for epoll */
     struct slot **done;         /* check_multi_info: the finished transfers of one pass */
     CURLcode *done_rc;          /* and how each ended */
 };
@@ -76,8 +78,11 @@ struct ts_http {
  * is allocated per socket and nothing needs freeing on CURL_POLL_REMOVE. */
 static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
 {
-    (void)easy;
     struct ts_http *h = userp;
+    struct slot *sl = NULL;
+    if (easy != NULL && curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&sl) == CURLE_OK &&
+        sl != NULL)
+        sl->fd = what == CURL_POLL_REMOVE ? CURL_SOCKET_BAD : s;
     if (what == CURL_POLL_REMOVE) {
         epoll_ctl(h->epfd, EPOLL_CTL_DEL, s, NULL);
         curl_multi_assign(h->multi, s, NULL);
@@ -116,12 +121,14 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
     return 0;
 }
 
-/* When the bytes being handed over arrived, as near as the loop knows: bytes read from a
+/* When the bytes slot sl is handed arrived, as near as the loop knows: bytes read from the
  * socket that epoll reported ready were there when epoll_wait returned, however long the
- * loop then took to get to them (a thousand streams answered at once take it milliseconds). */
-static int64_t arrival_ns(const struct ts_http *h)
+ * loop then took to get to them (a thousand streams answered at once take it milliseconds).
+ * libcurl also runs other transfers while acting on one socket; their bytes are timed now. */
+static int64_t arrival_ns(const struct slot *sl)
 {
-    return h->ready_ns ? h->ready_ns : clock_now_ns();
+    const struct ts_http *h = sl->http;
+    return h->ready_ns != 0 && sl->fd == h->ready_fd ? h->ready_ns : clock_now_ns();
 }
 
 /* CURLOPT_HEADERFUNCTION: the status line stamps the first byte and gives the status. */
@@ -134,7 +141,7 @@ static size_t on_header(char *buf, size_t size, size_t n, void *userp)
         int status = 0;
         if (sp != NULL && sp + 3 < buf + len)
             status = (sp[1] - '0') * 100 + (sp[2] - '0') * 10 + (sp[3] - '0');
-        xfer_on_status(&sl->xfer, status, arrival_ns(sl->http));
+        xfer_on_status(&sl->xfer, status, arrival_ns(sl));
     }
     return len;
 }
@@ -162,7 +169,7 @@ static size_t on_body(char *buf, size_t size, size_t n, void *userp)
 {
     struct slot *sl = userp;
     size_t len = size * n;
-    return xfer_on_body(&sl->xfer, buf, len, arrival_ns(sl->http)) == 0 ? len : 0;
+    return xfer_on_body(&sl->xfer, buf, len, arrival_ns(sl)) == 0 ? len : 0;
 }
 
 /* CURLOPT_SOCKOPTFUNCTION, bound connections only: libcurl binds before it connects, and a
@@ -339,6 +346,7 @@ int http_reserve(struct ts_http *h, int64_t n)
         struct slot *sl = calloc(1, sizeof *sl);
         if (sl == NULL)
             return -1;
+        sl->fd = CURL_SOCKET_BAD;
         if (xfer_init(&sl->xfer, h->cfg.api, h->cfg.max_event_bytes) != 0) {
             free(sl);
             return -1;
@@ -585,6 +593,7 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
         if (events[i].events & (EPOLLERR | EPOLLHUP))
             flags |= CURL_CSELECT_ERR;
         h->ready_ns = woke;
+        h->ready_fd = events[i].data.fd;
         rc = socket_action(h, events[i].data.fd, flags, msg, msg_len);
         h->ready_ns = 0;
         /* Reap at once, as hiperfifo does: a finished transfer's end time and its stream's
