@@ -57,6 +57,7 @@ struct scan {
     int error_message, error_type;                    /* the root error object's */
     int completion_tokens, prompt_tokens;             /* the root usage object's */
     int content_pieces, reasoning_pieces, finished;   /* counted over the choices */
+    int counted;                                      /* the string counted last, or -1 */
     jsmntok_t tok[SCAN_MAX_TOKENS];
 };
 
@@ -257,15 +258,23 @@ static void count_choice(struct scan *s, const struct choice_notes *c)
         const struct delta_notes *d = is_type(s, c->delta, JSMN_OBJECT)     ? &c->in_delta
                                       : is_type(s, c->message, JSMN_OBJECT) ? &c->in_message
                                                                             : NULL;
-        if (d != NULL && is_non_empty_string(s, d->content))
+        if (d != NULL && is_non_empty_string(s, d->content)) {
             s->content_pieces++;
+            s->counted = d->content;
+        }
         /* vLLM and SGLang name it reasoning_content; newer vLLM renamed it reasoning. */
-        if (d != NULL &&
-            (is_non_empty_string(s, d->reasoning_content) || is_non_empty_string(s, d->reasoning)))
+        if (d != NULL && is_non_empty_string(s, d->reasoning_content)) {
             s->reasoning_pieces++;
+            s->counted = d->reasoning_content;
+        } else if (d != NULL && is_non_empty_string(s, d->reasoning)) {
+            s->reasoning_pieces++;
+            s->counted = d->reasoning;
+        }
     } else if (s->kind == TS_API_COMPLETIONS) {
-        if (is_non_empty_string(s, c->text))
+        if (is_non_empty_string(s, c->text)) {
             s->content_pieces++;
+            s->counted = c->text;
+        }
     }
     if (is_type(s, c->finish_reason, JSMN_STRING))
         s->finished = 1;
@@ -507,6 +516,12 @@ static int read_send_stamp(const struct scan *s, struct ts_api_chunk *out)
 
 int api_scan_event(enum ts_api_kind kind, const char *data, size_t len, struct ts_api_chunk *out)
 {
+    return api_scan_event_at(kind, data, len, out, NULL);
+}
+
+int api_scan_event_at(enum ts_api_kind kind, const char *data, size_t len,
+                      struct ts_api_chunk *out, struct ts_api_scan_where *where)
+{
     struct scan s;
     jsmn_parser parser;
     memset(out, 0, sizeof *out);
@@ -530,6 +545,7 @@ int api_scan_event(enum ts_api_kind kind, const char *data, size_t len, struct t
     s.choices = s.usage = s.error = s.object = s.message = s.type = s.send_ns = -1;
     s.error_message = s.error_type = s.completion_tokens = s.prompt_tokens = -1;
     s.content_pieces = s.reasoning_pieces = s.finished = 0;
+    s.counted = -1;
     if (walk(&s, 0, 0, ROLE_ROOT, NULL) != s.ntok ||
         (s.has_backslash && !escapes_as_cjson(data, len)))
         return TS_API_SCAN_DECLINED;
@@ -546,5 +562,12 @@ int api_scan_event(enum ts_api_kind kind, const char *data, size_t len, struct t
     out->content_pieces = s.content_pieces;
     out->reasoning_pieces = s.reasoning_pieces;
     out->finished = s.finished;
+    if (where != NULL) {
+        /* jsmn's string tokens hold the bytes between the quotes. */
+        where->value_start = s.counted >= 0 ? (size_t)s.tok[s.counted].start : 0;
+        where->value_end = s.counted >= 0 ? (size_t)s.tok[s.counted].end : 0;
+        where->stamp_start = s.send_ns >= 0 ? (size_t)s.tok[s.send_ns].start : 0;
+        where->stamp_end = s.send_ns >= 0 ? (size_t)s.tok[s.send_ns].end : 0;
+    }
     return 0;
 }

@@ -34,6 +34,7 @@ void xfer_free(struct ts_xfer *x)
 void xfer_begin(struct ts_xfer *x, int64_t now_ns)
 {
     sse_parser_reset(&x->sse);
+    api_memo_reset(&x->memo);
     x->queued_ns = x->start_ns = now_ns;
     x->first_byte_ns = x->first_token_ns = x->end_ns = 0;
     x->http_status = 0;
@@ -85,7 +86,7 @@ static int on_event(void *user, const struct ts_sse_event *ev)
     struct ts_api_chunk chunk;
     if (ev->data_len == 0) /* an empty "data:" line carries nothing: a keep-alive at most */
         return 0;
-    int rc = api_parse_event(x->api, ev->data, ev->data_len, &chunk);
+    int rc = api_parse_event_memo(x->api, ev->data, ev->data_len, &x->memo, &chunk);
     if (rc != 0 || chunk.error) {
         x->saw_error = 1;
         snprintf(x->message, sizeof x->message, "%s",

@@ -1,6 +1,6 @@
 /* bench_parse.c: what one rank spends per streamed token: a realistic vLLM or SGLang chat stream
- * fed in fixed-size reads through sse_parser_feed and api_parse_event, as xfer.c does, timed for
- * the scan and for cJSON. Knows nothing of curl or sockets; built, but not a ctest test. */
+ * fed in fixed-size reads through sse_parser_feed and api_parse_event_memo, as xfer.c does, timed
+ * against the scan alone and cJSON. Knows nothing of curl or sockets; built, but not a ctest test. */
 #include "tokstorm/api.h"
 #include "tokstorm/api_internal.h"
 #include "tokstorm/clock.h"
@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum bench_path { PATH_SSE_ONLY, PATH_FAST, PATH_CJSON };
+enum bench_path { PATH_SSE_ONLY, PATH_MEMO, PATH_FAST, PATH_CJSON };
 
-static const char *const path_names[] = {"sse only", "sse + api_parse_event (scan)",
-                                         "sse + cJSON reading"};
+static const char *const path_names[] = {"sse only", "sse + stream memo (xfer.c)",
+                                         "sse + api_parse_event (scan)", "sse + cJSON reading"};
 
 struct bench_options {
     long events;          /* events to parse per path */
@@ -25,8 +25,8 @@ struct bench_options {
     const char *server;   /* "vllm" or "sglang": whose chunk layout */
     int continuous_usage; /* usage on every chunk (vLLM continuous_usage_stats) */
     int repeat;           /* timed runs per path; the fastest is reported */
-    int only;             /* -1, or the one reading to time (for a profiler): PATH_FAST or
-                             PATH_CJSON */
+    int only;             /* -1, or the one reading to time (for a profiler): PATH_MEMO,
+                             PATH_FAST or PATH_CJSON */
 };
 
 /* What the callback adds up, so that nothing is optimised away and the two readings can be
@@ -45,6 +45,7 @@ struct bench_ctx {
     enum bench_path path;
     enum ts_api_kind kind;
     struct bench_totals totals;
+    struct ts_api_memo memo; /* the request's, as in struct ts_xfer */
 };
 
 static int on_event(void *user, const struct ts_sse_event *ev)
@@ -54,7 +55,9 @@ static int on_event(void *user, const struct ts_sse_event *ev)
     ctx->totals.events++;
     if (ctx->path == PATH_SSE_ONLY || ev->data_len == 0)
         return 0;
-    int rc = ctx->path == PATH_FAST
+    int rc = ctx->path == PATH_MEMO
+                 ? api_parse_event_memo(ctx->kind, ev->data, ev->data_len, &ctx->memo, &chunk)
+             : ctx->path == PATH_FAST
                  ? api_parse_event(ctx->kind, ev->data, ev->data_len, &chunk)
                  : api_parse_event_cjson(ctx->kind, ev->data, ev->data_len, &chunk);
     ctx->totals.errors += rc != 0 || chunk.error;
@@ -195,6 +198,7 @@ static struct timing run_path(const struct bench_options *o, const struct text *
     int64_t wall0_ns = clock_now_ns(), cpu0_ns = cpu_now_ns();
     while (ctx->totals.events - events0 < o->events) {
         sse_parser_reset(sse);
+        api_memo_reset(&ctx->memo);
         for (size_t off = 0; off < stream->len; off += o->read_bytes) {
             size_t n = stream->len - off < o->read_bytes ? stream->len - off : o->read_bytes;
             if (sse_parser_feed(sse, stream->bytes + off, n, on_event, ctx) != 0) {
@@ -212,7 +216,8 @@ static struct timing time_path(const struct bench_options *o, const struct text 
                                struct ts_sse_parser *sse, enum bench_path path,
                                struct bench_totals *totals)
 {
-    struct bench_ctx ctx = {path, TS_API_CHAT, {0}};
+    static struct bench_ctx ctx; /* the memo is big for a stack frame */
+    ctx = (struct bench_ctx){path, TS_API_CHAT, {0}, {0}};
     struct bench_options warm = *o;
     warm.events = o->tokens; /* one request untimed: caches and the parser's buffers */
     run_path(&warm, stream, sse, &ctx);
@@ -236,7 +241,7 @@ static void usage_exit(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s [--events N] [--tokens N] [--read-bytes N] [--server vllm|sglang]\n"
-            "          [--continuous-usage] [--repeat N] [--only scan|cjson]\n",
+            "          [--continuous-usage] [--repeat N] [--only memo|scan|cjson]\n",
             argv0);
     exit(2);
 }
@@ -272,7 +277,8 @@ static void parse_options(int argc, char **argv, struct bench_options *o)
             o->repeat = (int)strtol(optarg, NULL, 10);
             break;
         case 'o':
-            o->only = strcmp(optarg, "scan") == 0    ? PATH_FAST
+            o->only = strcmp(optarg, "memo") == 0    ? PATH_MEMO
+                      : strcmp(optarg, "scan") == 0  ? PATH_FAST
                       : strcmp(optarg, "cjson") == 0 ? PATH_CJSON
                                                      : -2;
             break;
@@ -313,8 +319,8 @@ int main(int argc, char **argv)
     printf("the scan reads %ld of the %ld events of a request itself\n", count.scanned,
            count.events);
 
-    struct bench_totals totals[3] = {{0}};
-    struct timing t[3] = {{0}};
+    struct bench_totals totals[4] = {{0}};
+    struct timing t[4] = {{0}};
     for (int path = PATH_SSE_ONLY; path <= PATH_CJSON; path++) {
         if (o.only >= 0 && path != o.only && path != PATH_SSE_ONLY)
             continue;
@@ -331,17 +337,22 @@ int main(int argc, char **argv)
     int same = 1;
     if (o.only < 0) {
         const struct bench_totals *f = &totals[PATH_FAST], *r = &totals[PATH_CJSON];
-        same = f->events == r->events && f->content == r->content && f->reasoning == r->reasoning &&
-               f->finished == r->finished && f->done == r->done && f->errors == r->errors &&
-               f->completion_tokens == r->completion_tokens;
+        for (int path = PATH_MEMO; path <= PATH_FAST; path++) {
+            f = &totals[path];
+            same &= f->events == r->events && f->content == r->content &&
+                    f->reasoning == r->reasoning && f->finished == r->finished &&
+                    f->done == r->done && f->errors == r->errors &&
+                    f->completion_tokens == r->completion_tokens;
+        }
         printf("totals %s: %ld content pieces, %ld finished, %ld [DONE], %ld errors, %lld usage "
                "tokens\n",
                same ? "agree" : "DIFFER", f->content, f->finished, f->done, f->errors,
                (long long)f->completion_tokens);
         double sse_only = per_event(t[PATH_SSE_ONLY].wall_ns, t[PATH_SSE_ONLY].events);
-        printf("interpretation: %.1fx faster than cJSON\n",
-               (per_event(t[PATH_CJSON].wall_ns, t[PATH_CJSON].events) - sse_only) /
-                   (per_event(t[PATH_FAST].wall_ns, t[PATH_FAST].events) - sse_only));
+        double cjson = per_event(t[PATH_CJSON].wall_ns, t[PATH_CJSON].events) - sse_only;
+        printf("interpretation: scan %.1fx, memo %.1fx faster than cJSON\n",
+               cjson / (per_event(t[PATH_FAST].wall_ns, t[PATH_FAST].events) - sse_only),
+               cjson / (per_event(t[PATH_MEMO].wall_ns, t[PATH_MEMO].events) - sse_only));
     }
     sse_parser_free(&sse);
     free(stream.bytes);

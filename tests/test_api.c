@@ -1173,6 +1173,153 @@ static void test_scan_mutations(void)
     printf("scan mutations: %d, %d read by the scan\n", MUTATIONS, fast);
 }
 
+/* ---- the stream memo (api_memo.c): the same reading as api_parse_event, event by event ---- */
+
+/* Reads data with the memo and without, on exact-size copies, and checks both agree byte for
+ * byte. Returns 1 when the memo answered (it was not replaced), else 0. */
+static int check_memo_same(enum ts_api_kind kind, struct ts_api_memo *memo, const char *data,
+                           size_t len)
+{
+    char *copy = malloc(len > 0 ? len : 1);
+    if (len > 0)
+        memcpy(copy, data, len);
+    struct ts_api_memo before = *memo;
+    struct ts_api_chunk ref, got;
+    memset(&ref, 0xA5, sizeof ref);
+    memset(&got, 0x5A, sizeof got);
+    int ref_rc = api_parse_event(kind, copy, len, &ref);
+    int got_rc = api_parse_event_memo(kind, copy, len, memo, &got);
+    free(copy);
+    int same = got_rc == ref_rc && memcmp(&got, &ref, sizeof ref) == 0;
+    CHECK(same);
+    if (!same) {
+        fprintf(stderr, "memo reading differs (kind %d): ", (int)kind);
+        print_escaped(stderr, data, len);
+        fputc('\n', stderr);
+        print_chunk(stderr, "parse", ref_rc, &ref);
+        print_chunk(stderr, "memo ", got_rc, &got);
+    }
+    return before.len > 0 && memo->len == before.len &&
+           memcmp(memo->data, before.data, before.len) == 0 &&
+           !(len == before.len && memcmp(data, before.data, len) == 0);
+}
+
+struct memo_template {
+    enum ts_api_kind kind;
+    const char *format; /* one %s for the token's text, one for the stamp */
+    int stamp_first;    /* the stamp's %s comes first */
+};
+
+static const struct memo_template memo_templates[] = {
+    /* tokstorm-mock's chunks, stamp last */
+    {TS_API_CHAT,
+     CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},\"logprobs\":null,"
+               "\"finish_reason\":null}],\"tokstorm_send_ns\":%s}",
+     0},
+    /* vLLM's, no stamp (the stamp text lands after the object: only "" keeps it JSON) */
+    {TS_API_CHAT,
+     CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"},\"logprobs\":null,"
+               "\"finish_reason\":null}]}%s",
+     0},
+    /* reasoning models */
+    {TS_API_CHAT,
+     CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":null,"
+               "\"reasoning_content\":\"%s\"}}],\"tokstorm_send_ns\":%s}",
+     0},
+    {TS_API_CHAT, CHAT_HEAD "\"choices\":[{\"delta\":{\"reasoning\":\"%s\",\"content\":\"\"}}],"
+                            "\"tokstorm_send_ns\":%s, \"usage\":null}",
+     0},
+    /* completions */
+    {TS_API_COMPLETIONS, "{\"choices\":[{\"text\":\"%s\",\"index\":0}],\"tokstorm_send_ns\":%s}", 0},
+    /* the stamp before the token: never read from a memo */
+    {TS_API_CHAT, "{\"tokstorm_send_ns\":%s,\"choices\":[{\"delta\":{\"content\":\"%s\"}}]}", 1},
+    /* continuous usage after the token, and a finish_reason */
+    {TS_API_CHAT,
+     "{\"choices\":[{\"delta\":{\"content\":\"%s\"},\"finish_reason\":\"length\"}],"
+     "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%s}}",
+     0},
+};
+
+static const char *const memo_texts[] = {
+    "hello", "", " ", "a\\nb", "\\\"q\\\"", "\\u00e9t\\u00e9", "\\ud83d\\ude00", "\\ud83d",
+    "\\u0000x", "\\u0000", "x\\u0000", "bad\\x", "ctl\x01", "tab\t", "\\/\\b\\f\\r\\t\\\\",
+    "\\u12", "\\uZZZZ", "end\\", "\"},{", "\xc3\xa9", "\\u00"};
+
+static const char *const memo_stamps[] = {
+    "1", "0", "42", "123456789012345678", "1234567890123456789", "12345678901234567890",
+    "9223372036854775807", "9223372036854775808", "18446744073709551615", "007", "00", "-5",
+    "-0", "1e3", "1.5", "1.", "\"7\"", "null", "", " 12", "12 ", "1 2"};
+
+static size_t memo_event(const struct memo_template *t, const char *text, const char *stamp,
+                         char *buf, size_t cap)
+{
+    int n = t->stamp_first ? snprintf(buf, cap, t->format, stamp, text)
+                           : snprintf(buf, cap, t->format, text, stamp);
+    return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+static void test_memo_templates(void)
+{
+    char base[1024], buf[1024];
+    int hits = 0, events = 0, mock_hits = 0;
+    size_t nt = sizeof memo_texts / sizeof memo_texts[0];
+    size_t ns = sizeof memo_stamps / sizeof memo_stamps[0];
+    for (size_t t = 0; t < sizeof memo_templates / sizeof memo_templates[0]; t++) {
+        const struct memo_template *tp = &memo_templates[t];
+        struct ts_api_memo memo;
+        api_memo_reset(&memo);
+        /* Every text with every stamp, after a plain event, and one after another. */
+        for (size_t i = 0; i < nt; i++) {
+            for (size_t j = 0; j < ns; j++) {
+                size_t blen = memo_event(tp, "tok", "1700", base, sizeof base);
+                struct ts_api_memo primed;
+                api_memo_reset(&primed);
+                check_memo_same(tp->kind, &primed, base, blen);
+                size_t len = memo_event(tp, memo_texts[i], memo_stamps[j], buf, sizeof buf);
+                int hit = check_memo_same(tp->kind, &primed, buf, len);
+                hits += hit;
+                mock_hits += hit && t == 0;
+                check_memo_same(tp->kind, &memo, buf, len);
+                events += 2;
+            }
+        }
+        /* The same event twice reads the same. */
+        size_t len = memo_event(tp, "again", "17", buf, sizeof buf);
+        check_memo_same(tp->kind, &memo, buf, len);
+        check_memo_same(tp->kind, &memo, buf, len);
+        /* A template that never reads from the memo is a test that proves nothing. */
+        if (t != 5)
+            CHECK(hits > 0);
+    }
+    /* The mock's chunk: every valid text (11 of them) with every stamp the scan reads (7). */
+    CHECK(mock_hits >= 40);
+    printf("memo templates: %d events, %d read from the memo (%d of tokstorm-mock's)\n", events,
+           hits, mock_hits);
+}
+
+static void test_memo_mutations(void)
+{
+    enum { MUTATIONS = 20000 };
+    uint64_t rng = 0x2545F4914F6CDD1DULL;
+    char base[1024], buf[1024];
+    int hits = 0, before = check_failed;
+    size_t nt = sizeof memo_templates / sizeof memo_templates[0];
+    for (int i = 0; i < MUTATIONS && check_failed - before < 10; i++) {
+        const struct memo_template *tp = &memo_templates[next_random(&rng) % nt];
+        size_t blen = memo_event(tp, "tok en", "1700000000123", base, sizeof base);
+        struct ts_api_memo memo;
+        api_memo_reset(&memo);
+        check_memo_same(tp->kind, &memo, base, blen);
+        memcpy(buf, base, blen);
+        size_t len = mutate(&rng, buf, blen, sizeof buf);
+        hits += check_memo_same(tp->kind, &memo, buf, len);
+        /* and the memo after a mutation still reads the next plain event right */
+        size_t next = memo_event(tp, "next", "1700000000124", buf, sizeof buf);
+        check_memo_same(tp->kind, &memo, buf, next);
+    }
+    printf("memo mutations: %d, %d read from the memo\n", MUTATIONS, hits);
+}
+
 static cJSON *parse_body(char *body)
 {
     cJSON *root = body != NULL ? cJSON_Parse(body) : NULL;
@@ -1349,6 +1496,8 @@ int main(void)
     test_scan_limits();
     test_scan_mutations();
     test_scan_generated();
+    test_memo_templates();
+    test_memo_mutations();
     test_build_chat();
     test_build_completions();
     test_build_rejects();

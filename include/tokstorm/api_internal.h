@@ -24,6 +24,18 @@ int api_parse_event_cjson(enum ts_api_kind kind, const char *data, size_t len,
  * with one. */
 int api_scan_event(enum ts_api_kind kind, const char *data, size_t len, struct ts_api_chunk *out);
 
+/* Where api_scan_event_at found what it read, as byte offsets into the data: the value of the
+ * string it counted last (content, reasoning or text; between the quotes) and the root's
+ * "tokstorm_send_ns" value; [0, 0) when there is none. */
+struct ts_api_scan_where {
+    size_t value_start, value_end;
+    size_t stamp_start, stamp_end;
+};
+
+/* api_scan_event that also says where (when where is not NULL and it returns 0). */
+int api_scan_event_at(enum ts_api_kind kind, const char *data, size_t len,
+                      struct ts_api_chunk *out, struct ts_api_scan_where *where);
+
 /* Copies at most limit bytes of src (src_len bytes, no NUL needed) into dst (cap bytes, NUL
  * included), never ending inside a UTF-8 sequence, with control bytes turned into spaces. */
 void api_copy_message(char *dst, size_t cap, const char *src, size_t src_len, size_t limit);

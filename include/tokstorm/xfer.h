@@ -32,6 +32,7 @@ struct ts_xfer {
     int64_t content_events;
     int64_t usage_prompt_tokens, usage_completion_tokens;
     int has_usage, saw_done, saw_finish, saw_error;
+    struct ts_api_memo memo;    /* this request's last token event (api.h) */
     int64_t *token_ns;          /* arrival time of each content event, for inter-token gaps */
     int64_t *stamp_ns;          /* beside it: the server's send stamp of that event (0 = none) */
     size_t n_tokens, token_cap; /* entries used and allocated, in both arrays */
