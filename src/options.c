@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tokstorm/redact.h"
 #include "tokstorm/units.h"
 
 enum {
@@ -239,23 +240,6 @@ static int parse_time(const char *name, const char *text, int64_t *out, char *ms
     }
     *out = v;
     return 0;
-}
-
-static char *join_argv(int argc, char **argv)
-{
-    size_t n = 1;
-    for (int i = 0; i < argc; i++)
-        n += strlen(argv[i]) + 1;
-    char *s = malloc(n);
-    if (s == NULL)
-        return NULL;
-    s[0] = '\0';
-    for (int i = 0; i < argc; i++) {
-        if (i)
-            strcat(s, " ");
-        strcat(s, argv[i]);
-    }
-    return s;
 }
 
 /* Which options were given, for the checks that relate them. */
@@ -534,7 +518,7 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     o->max_error_rate = 0.01;
     o->connect_rate = 1000;
     if (set_str(&o->model, "default") || set_str(&o->out_path, "tokstorm-results.h5") ||
-        (o->command_line = join_argv(argc, argv)) == NULL) {
+        (o->command_line = redact_command_line(argc, argv)) == NULL) {
         snprintf(msg, len, "out of memory");
         return TS_OPT_ERR;
     }

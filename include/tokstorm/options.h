@@ -54,7 +54,7 @@ struct ts_options {
     int64_t slo_ttft_ns;   /* p99 TTFT objective; 0 = none */
     int64_t slo_tpot_ns;   /* p99 TPOT objective; 0 = none */
     int verbose;           /* 0 = warnings, 1 = info, 2 = debug */
-    char *command_line;    /* argv joined with spaces, for the results file */
+    char *command_line;    /* argv as a shell line, secrets masked (redact.h): to record */
 };
 
 /* Parses argv into *o (defaults first). Returns 0, TS_OPT_HELP, TS_OPT_VERSION, or
