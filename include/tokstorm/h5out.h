@@ -16,51 +16,16 @@
 
 #include "tokstorm/collect.h"
 #include "tokstorm/hist.h"
+#include "tokstorm/runinfo.h"
 #include "tokstorm/saturation.h"
 #include "tokstorm/stats.h"
 
-#define TS_H5_SCHEMA_VERSION 1
+#define TS_H5_SCHEMA_VERSION TS_SCHEMA_VERSION
 
 #define TS_H5_ERR_EXISTS (-1) /* the file exists and force was not given */
 #define TS_H5_ERR_IO     (-2) /* HDF5 could not create or write the file */
 
 struct ts_h5out;
-
-/* What the root group records about the run. */
-struct ts_run_info {
-    const char *version;
-    const char *url;
-    const char *model;
-    const char *api;
-    const int64_t *levels;
-    size_t n_levels;
-    int ranks;
-    const char *start_utc;
-    const char *command_line;
-    const char *prompts_path;
-    int64_t prompt_count;
-    int64_t max_tokens;
-    int64_t requests_per_stream;
-    double duration_s;
-    int64_t warmup;
-    double timeout_s;
-    double temperature;
-    int ignore_eos;
-    const char *mode;    /* "closed" or "open" */
-    const double *rates; /* open loop: the rates given */
-    size_t n_rates;
-    const char *arrival;
-    double burstiness;
-    int64_t seed;
-    int64_t max_concurrency; /* open loop, over all ranks; 0 = 1024 per rank */
-    int64_t requests;        /* open loop, per level */
-    int until_saturated;
-    double slo_ttft_s, slo_tpot_s;
-    const char *slurm_job_id;         /* SLURM_JOB_ID, NULL when not under Slurm */
-    const char *slurm_job_name;       /* SLURM_JOB_NAME */
-    const char *slurm_nodelist;       /* SLURM_JOB_NODELIST */
-    const char *slurm_tasks_per_node; /* SLURM_TASKS_PER_NODE */
-};
 
 /* Checks, before any request is sent, that path can be created (or, with force, overwritten)
  * without leaving anything behind. Returns 0, TS_H5_ERR_EXISTS or TS_H5_ERR_IO with msg. */
