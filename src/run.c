@@ -201,7 +201,7 @@ static int preflight(struct run_ctx *r, char *msg)
         .n_bind_addrs = r->opt.n_bind_addrs,
     };
     struct preflight p = {.body = body, .body_len = body ? strlen(body) : 0};
-    struct ts_http_driver drv = {&p, preflight_next, preflight_done};
+    struct ts_http_driver drv = {&p, preflight_next, preflight_done, NULL};
     struct ts_http *h = NULL;
     int rc = body ? http_new(&h, &cfg, msg, MSG_LEN) : TS_HTTP_ERR_INIT;
     if (rc == 0)

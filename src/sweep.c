@@ -88,7 +88,7 @@ static int run_warmup(struct run_ctx *r, const struct ts_level_plan *plan, char 
         snprintf(msg, len, "out of memory for the warm-up");
         return TS_EXIT_RUNTIME;
     }
-    struct ts_http_driver drv = {&w, warmup_next, warmup_done};
+    struct ts_http_driver drv = {&w, warmup_next, warmup_done, NULL};
     int rc = http_run(r->http, plan->local_streams, &drv, msg, len) != 0 ? TS_EXIT_RUNTIME : 0;
     free(w.sent);
     return rc;
@@ -243,10 +243,11 @@ static int measure_level(struct run_ctx *r, const struct ts_level_plan *plan, in
         return status;
     int rc;
     if (plan->open_loop) {
-        struct ts_http_open_driver drv = {r, open_drv_next_due, open_drv_take, level_drv_done};
+        struct ts_http_open_driver drv = {r, open_drv_next_due, open_drv_take, level_drv_done,
+                                          NULL};
         rc = http_run_open(r->http, plan->local_streams, &drv, msg, len);
     } else {
-        struct ts_http_driver drv = {r, level_drv_next, level_drv_done};
+        struct ts_http_driver drv = {r, level_drv_next, level_drv_done, NULL};
         rc = http_run(r->http, plan->local_streams, &drv, msg, len);
     }
     return rc != 0 ? TS_EXIT_RUNTIME : 0;
