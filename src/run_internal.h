@@ -1,5 +1,6 @@
-/* run_internal.h: what run.c (set-up, preflight, tear-down) and sweep.c (the levels) share:
- * the state every rank holds for a run. Private to those two files. */
+/* run_internal.h: what run.c (set-up, preflight, tear-down), sweep.c (the levels),
+ * and run_output.c (what is recorded) share: the state every rank holds for a run. Private
+ * to those files. */
 #ifndef TOKSTORM_RUN_INTERNAL_H
 #define TOKSTORM_RUN_INTERNAL_H
 
@@ -14,7 +15,10 @@
 #include "tokstorm/level.h"
 #include "tokstorm/options.h"
 #include "tokstorm/prompts.h"
+#include "tokstorm/runinfo.h"
+#include "tokstorm/saturation.h"
 #include "tokstorm/stats.h"
+#include "tokstorm/summary.h"
 
 #define MSG_LEN 512
 
@@ -45,6 +49,15 @@ struct run_ctx {
     struct ts_rank_load *loads;   /* rank 0: everyone's, for the current level */
     int64_t open_cap;             /* open loop: requests in flight over all ranks, at most */
     double skew_limit_s;          /* rank 0: when the start skew deserves a line */
+    /* Rank 0: what is recorded about the run (run_output.c). */
+    struct ts_run_info info;
+    char *options_json;
+    const char **hosts; /* distinct host names, pointing into ranks[] */
+    char mpi_version[512];
+    char end_utc[32];
+    struct ts_summary_row *table; /* one row per finished level, beside summaries */
+    struct ts_saturation_point saturation;
+    const char *stop_reason; /* set once a saturation search has ended */
 };
 
 /* Aligns every rank's clock to rank 0's and gathers who is where into r->ranks (rank 0).
@@ -54,5 +67,26 @@ void sweep_align_clocks(struct run_ctx *r);
 /* Runs every level of the sweep (or the saturation ladder). Collective; returns the exit
  * status, the same on every rank. */
 int sweep_run(struct run_ctx *r);
+
+/* ---- run_output.c: the results file's root, --json and --csv (rank 0 only) ---- */
+
+/* Before any request: checks that --json and --csv can be written. Returns 0 or
+ * TS_EXIT_USAGE with msg. */
+int run_output_probe(const struct run_ctx *r, char *msg);
+
+/* Fills r->info and writes the root attributes, /ranks, and --json/--csv without levels.
+ * Returns 0 or TS_EXIT_RUNTIME with msg. */
+int run_output_begin(struct run_ctx *r, char *msg);
+
+/* A level ended, and its summary is the last of r->summaries: it goes into its group's
+ * attributes (closing the group) and /summary, and --json and --csv are rewritten with it.
+ * Returns 0 or TS_EXIT_RUNTIME with msg. */
+int run_output_level(struct run_ctx *r, const char *group, int complete, char *msg);
+
+/* The run ended: its end time, and the saturation point if any, into the file and --json.
+ * Returns 0 or TS_EXIT_RUNTIME with msg. */
+int run_output_end(struct run_ctx *r, char *msg);
+
+void run_output_free(struct run_ctx *r);
 
 #endif

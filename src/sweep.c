@@ -105,6 +105,29 @@ static int rows_to_h5(void *ctx, const struct ts_row *rows, size_t n)
     return 0;
 }
 
+/* --record-tokens: the level's event times, as collect_events hands them to rank 0. */
+static int events_begin_h5(void *ctx, uint64_t total)
+{
+    struct run_ctx *r = ctx;
+    char msg[MSG_LEN];
+    if (h5out_level_events_begin(r->h5, total, msg, sizeof msg) != 0) {
+        log_error("%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int events_put_h5(void *ctx, uint64_t pos, const double *t_s, size_t n)
+{
+    struct run_ctx *r = ctx;
+    char msg[MSG_LEN];
+    if (h5out_level_events(r->h5, pos, t_s, n, msg, sizeof msg) != 0) {
+        log_error("%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* Aligns every rank's clock to rank 0's and gathers who is where (rank 0 keeps the table).
  * The first call also fixes the common timeline's zero: the run's start. */
 void sweep_align_clocks(struct run_ctx *r)
@@ -185,6 +208,7 @@ static void make_plan(const struct run_ctx *r, const struct level_key *k,
     plan->duration_ns = r->opt.duration_ns;
     plan->slo_ttft_ns = r->opt.slo_ttft_ns;
     plan->slo_tpot_ns = r->opt.slo_tpot_ns;
+    plan->record_events = r->opt.record_tokens;
     /* Closed loop: this rank's streams. Open loop: its slots, its share of the rate and of
      * the request count. */
     level_share(k->concurrency, r->comm.rank, r->comm.size, &plan->first_stream,
@@ -331,7 +355,8 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
         status = TS_EXIT_RUNTIME;
     }
     int h5_ok = 1;
-    if (r->comm.rank == 0 && h5out_level_begin(r->h5, name, msg, sizeof msg) != 0) {
+    if (r->comm.rank == 0 &&
+        h5out_level_begin(r->h5, name, r->opt.record_tokens, msg, sizeof msg) != 0) {
         h5_ok = 0;
         status = TS_EXIT_RUNTIME;
     }
@@ -339,12 +364,19 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
         snprintf(msg, sizeof msg, "cannot write %s's requests to %s", name, r->opt.out_path);
         status = TS_EXIT_RUNTIME;
     }
+    struct ts_events_sink events = {r, events_begin_h5, events_put_h5};
+    if (r->opt.record_tokens &&
+        collect_events(&r->comm, &r->level.rows, &r->level.events,
+                       r->comm.rank == 0 && h5_ok ? &events : NULL, 0) != 0) {
+        snprintf(msg, sizeof msg, "cannot write %s's event times to %s", name, r->opt.out_path);
+        status = TS_EXIT_RUNTIME;
+    }
     /* Whether the level ran to the end on every rank is agreed before it is written down. */
     int level_status = collect_agree(&r->comm, status, msg);
     status = 0;
     msg[0] = '\0';
     if (r->comm.rank == 0 && h5_ok) {
-        struct ts_level_summary *s = &r->summaries[r->n_summaries];
+        struct ts_level_summary *s = &r->summaries[r->n_summaries++];
         stats_summarize(r->level.stats, &r->level.extremes, key->concurrency, s);
         stats_set_steady(s, steady_tokens);
         s->rate = key->rate;
@@ -356,9 +388,8 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
         if (status == 0 &&
             h5out_level_loads(r->h5, r->loads, (size_t)r->comm.size, msg, sizeof msg) != 0)
             status = TS_EXIT_RUNTIME;
-        if (h5out_level_end(r->h5, s, level_status == 0, msg, sizeof msg) != 0)
+        if (run_output_level(r, name, level_status == 0, msg) != 0)
             status = TS_EXIT_RUNTIME;
-        r->n_summaries++;
     }
     free(tokens);
     free(ok);
@@ -407,6 +438,8 @@ int sweep_run(struct run_ctx *r)
         struct ts_saturation_point p;
         saturation_point(r->summaries, r->n_summaries, &rules, &p);
         report_saturation(stdout, &p, r->opt.rates != NULL, saturation_verdict_text(verdict));
+        r->saturation = p; /* for --json */
+        r->stop_reason = saturation_verdict_text(verdict);
         char msg[MSG_LEN];
         if (h5out_write_saturation(r->h5, &p, saturation_verdict_text(verdict), msg, sizeof msg) !=
             0) {

@@ -36,6 +36,9 @@ int collect_agree(const struct ts_comm *c, int status, const char *msg);
 /* Rank 0's string (may be NULL on other ranks) into a malloc'd copy on every rank (*s). */
 int collect_bcast_string(const struct ts_comm *c, char **s);
 
+/* This process's MPI library, as MPI_Get_library_version names it, on one line. */
+void collect_library_version(char *buf, size_t len);
+
 /* Rank 0's int64 to every rank. */
 void collect_bcast_int64(const struct ts_comm *c, int64_t *v);
 
@@ -94,6 +97,29 @@ typedef int (*ts_rows_sink)(void *ctx, const struct ts_row *rows, size_t n);
  * first non-zero return of sink. */
 int collect_rows(const struct ts_comm *c, const struct ts_rows *local, ts_rows_sink sink,
                  void *ctx);
+
+/* With --record-tokens, what rank 0 does with the event times that go with the rows: begin
+ * once with their total over all ranks, then put each piece, n times that belong at
+ * position pos of the flattened times (pieces come in no particular order; together they
+ * fill 0 .. total-1). Each returns 0, or non-zero to record a failure. */
+struct ts_events_sink {
+    void *ctx;
+    int (*begin)(void *ctx, uint64_t total);
+    int (*put)(void *ctx, uint64_t pos, const double *t_s, size_t n);
+};
+
+/* Gathers every rank's event times to rank 0 so that they line up with the rows as
+ * collect_rows delivers them (call it after collect_rows, with the same rows): the times of
+ * the k-th row delivered start at the sum of recorded_events of the rows delivered before
+ * it. ev holds this rank's times in the order of its rows, rows->items[i].recorded_events
+ * each. Each round moves at most piece_events times per rank (0: as many as keep a round
+ * within TS_GATHER_ROUND_BYTES on rank 0), so memory stays bounded however long the level.
+ * sink matters on rank 0 only and may be NULL (the times are dropped). Returns 0, -1 on every
+ * rank when some rank's ev does not hold what its rows say (nothing is gathered), or on rank
+ * 0 the first non-zero return of the sink. */
+int collect_events(const struct ts_comm *c, const struct ts_rows *rows,
+                   const struct ts_event_times *ev, const struct ts_events_sink *sink,
+                   uint64_t piece_events);
 
 #define TS_GATHER_PIECE_ROWS  65536               /* most rows per rank per round */
 #define TS_GATHER_ROUND_BYTES (INT64_C(64) << 20) /* most bytes per round on rank 0 */
