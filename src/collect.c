@@ -426,3 +426,88 @@ int collect_events(const struct ts_comm *c, const struct ts_rows *rows,
     free(m.total);
     return rc;
 }
+
+/* Live progress. Collectives on a communicator must be started in the same order and number
+ * on every rank, but ranks run their loops for different lengths of time: a rank with fewer
+ * streams, or faster answers, is done first. So the number of progress reductions cannot be
+ * fixed in advance, nor decided by each rank's clock; it is decided by the reductions
+ * themselves:
+ *  - While its loop runs, a rank starts one reduction per due instant of a schedule fixed
+ *    from the level's synchronised start (start + 1 s, + 2 s, ...), contributing running = 1.
+ *    Ranks start each one at about the same moment, so none waits long inside it, and the
+ *    loop only starts it and tests it (MPI_Test) on later ticks: it never blocks.
+ *  - When its loop is over, a rank finishes the reductions it has in flight, then starts
+ *    further ones at once with running = 0, waiting for each to finish before starting the
+ *    next, and stops after the first whose sum of running is 0.
+ * Every rank sees the same sums in the same order. The first sum of 0 (reduction m*) is one
+ * every rank contributed 0 to, so every rank had left its loop before it; the ones a rank
+ * started while running carry its 1 and so come before m*; after its loop it starts the next
+ * one only once the previous sum was not 0. So every rank starts exactly reductions 0..m*,
+ * whichever instants they fell on, and the level's next collectives match. Once the last
+ * rank leaves its loop, at most one more reduction follows. */
+
+void collect_progress_init(struct ts_progress_sync *p)
+{
+    memset(p, 0, sizeof *p);
+}
+
+static void progress_start(const struct ts_comm *c, struct ts_progress_sync *p,
+                           const struct ts_progress_sample *mine)
+{
+    unsigned k = (p->head + p->count) % TS_PROGRESS_OUTSTANDING;
+    p->in[k] = *mine;
+    MPI_Iallreduce(&p->in[k], &p->out[k], TS_PROGRESS_FIELDS, MPI_INT64_T, MPI_SUM, c->comm,
+                   &p->req[k]);
+    p->count++;
+}
+
+/* Tests the oldest reduction in flight; when it has finished, hands its sum to seen and
+ * returns 1 with *sum a copy. */
+static int progress_test_oldest(struct ts_progress_sync *p, ts_progress_seen seen, void *ctx,
+                                struct ts_progress_sample *sum)
+{
+    int done = 0;
+    if (p->count == 0)
+        return 0;
+    MPI_Test(&p->req[p->head], &done, MPI_STATUS_IGNORE);
+    if (!done)
+        return 0;
+    *sum = p->out[p->head];
+    p->head = (p->head + 1) % TS_PROGRESS_OUTSTANDING;
+    p->count--;
+    seen(ctx, sum);
+    return 1;
+}
+
+void collect_progress_poll(const struct ts_comm *c, struct ts_progress_sync *p,
+                           const struct ts_progress_sample *mine, ts_progress_seen seen, void *ctx)
+{
+    struct ts_progress_sample sum;
+    while (progress_test_oldest(p, seen, ctx, &sum))
+        ;
+    /* Dropping a sample when too many are out is safe: how many a rank starts while running
+     * does not have to match (see above). */
+    if (mine != NULL && p->count < TS_PROGRESS_OUTSTANDING)
+        progress_start(c, p, mine);
+}
+
+/* Waits for the oldest reduction in flight, testing every 500 us (asleep in between). */
+static void progress_wait_oldest(struct ts_progress_sync *p, ts_progress_seen seen, void *ctx,
+                                 struct ts_progress_sample *sum)
+{
+    while (!progress_test_oldest(p, seen, ctx, sum))
+        clock_sleep_ns(500000);
+}
+
+void collect_progress_finish(const struct ts_comm *c, struct ts_progress_sync *p,
+                             const struct ts_progress_sample *final, ts_progress_seen seen,
+                             void *ctx)
+{
+    struct ts_progress_sample sum;
+    while (p->count > 0) /* started while running: their sums are not 0 */
+        progress_wait_oldest(p, seen, ctx, &sum);
+    do {
+        progress_start(c, p, final);
+        progress_wait_oldest(p, seen, ctx, &sum);
+    } while (sum.running != 0);
+}

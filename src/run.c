@@ -278,6 +278,10 @@ static int setup(struct run_ctx *r, int argc, char **argv)
         rc = run_output_probe(r, msg);
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
+    /* Rank 0 prints the progress; every rank takes part in its reductions, or none does. */
+    int64_t progress = rank == 0 ? run_progress_choose(r->opt.progress) : 0;
+    collect_bcast_int64(&r->comm, &progress);
+    r->progress.mode = (enum run_progress_mode)progress;
     if (r->opt.demo && !collect_single_node(&r->comm)) {
         snprintf(msg, sizeof msg,
                  "--demo: the mock listens on rank 0's loopback; run every "

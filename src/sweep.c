@@ -265,13 +265,14 @@ static int measure_level(struct run_ctx *r, const struct ts_level_plan *plan, in
         level_mark_start(&r->level, clock_now_ns());
     if (status != 0)
         return status;
+    const struct ts_http_tick *tick = run_progress_start(r, *start_ns);
     int rc;
     if (plan->open_loop) {
         struct ts_http_open_driver drv = {r, open_drv_next_due, open_drv_take, level_drv_done,
-                                          NULL};
+                                          tick};
         rc = http_run_open(r->http, plan->local_streams, &drv, msg, len);
     } else {
-        struct ts_http_driver drv = {r, level_drv_next, level_drv_done, NULL};
+        struct ts_http_driver drv = {r, level_drv_next, level_drv_done, tick};
         rc = http_run(r->http, plan->local_streams, &drv, msg, len);
     }
     return rc != 0 ? TS_EXIT_RUNTIME : 0;
@@ -315,8 +316,12 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
     int64_t start_ns = 0;
     struct rusage before, after;
     getrusage(RUSAGE_SELF, &before);
+    run_progress_level(r, &plan, key->rate);
     int status = measure_level(r, &plan, &start_ns, msg, sizeof msg);
     getrusage(RUSAGE_SELF, &after);
+    /* Whatever happened in the loop: every rank finishes the progress reductions before the
+     * collectives below. */
+    run_progress_finish(r);
     int64_t no_port = http_take_port_exhaustion(r->http);
     if (no_port > 0)
         log_warn("%s: %lld connections failed for lack of local ports (EADDRNOTAVAIL): use "

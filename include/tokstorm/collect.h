@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "tokstorm/clocksync.h"
+#include "tokstorm/progress.h"
 #include "tokstorm/stats.h"
 #include "tokstorm/timeline.h"
 
@@ -120,6 +121,36 @@ struct ts_events_sink {
 int collect_events(const struct ts_comm *c, const struct ts_rows *rows,
                    const struct ts_event_times *ev, const struct ts_events_sink *sink,
                    uint64_t piece_events);
+
+/* Live progress: the non-blocking reductions behind rank 0's progress line, started from
+ * the event loop while a level runs. collect.c explains why every rank ends up starting the
+ * same number of them. */
+#define TS_PROGRESS_OUTSTANDING 8 /* most reductions in flight on a rank */
+
+struct ts_progress_sync {
+    MPI_Request req[TS_PROGRESS_OUTSTANDING];
+    struct ts_progress_sample in[TS_PROGRESS_OUTSTANDING], out[TS_PROGRESS_OUTSTANDING];
+    unsigned head, count; /* the oldest in flight, and how many are */
+};
+
+/* Called with each finished reduction's sum, oldest first, on every rank. */
+typedef void (*ts_progress_seen)(void *ctx, const struct ts_progress_sample *sum);
+
+void collect_progress_init(struct ts_progress_sync *p);
+
+/* From the event loop, never blocking: hands each reduction that has finished to seen, then,
+ * when mine is not NULL (a sample with running = 1), starts the next one with it, unless
+ * TS_PROGRESS_OUTSTANDING are still in flight (then mine is dropped). */
+void collect_progress_poll(const struct ts_comm *c, struct ts_progress_sync *p,
+                           const struct ts_progress_sample *mine, ts_progress_seen seen, void *ctx);
+
+/* After the level's loop, on every rank whatever happened in it (a rank that never ran it
+ * too): finishes this rank's reductions in flight, then takes part in more, with final
+ * (running = 0), until one whose sum says no rank is running any more. Sleeps between tests,
+ * so a rank done early leaves the CPU to those still measuring. Collective. */
+void collect_progress_finish(const struct ts_comm *c, struct ts_progress_sync *p,
+                             const struct ts_progress_sample *final, ts_progress_seen seen,
+                             void *ctx);
 
 #define TS_GATHER_PIECE_ROWS  65536               /* most rows per rank per round */
 #define TS_GATHER_ROUND_BYTES (INT64_C(64) << 20) /* most bytes per round on rank 0 */
