@@ -149,7 +149,7 @@ for c in levels:
 check("/summary and /ranks chunked and gzip-compressed",
       all(f[d].chunks is not None and f[d].compression == "gzip" for d in ("summary", "ranks")))
 PYEOF
-check "all 30 file checks ran" test "$(wc -l <"$WORK/r.checks")" -eq 30
+check "all 31 file checks ran" test "$(wc -l <"$WORK/r.checks")" -eq 31
 while read -r status name; do
   check "$name" test "$status" = ok
 done <"$WORK/r.checks"
