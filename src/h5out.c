@@ -1,24 +1,18 @@
-/* h5out.c: writes the results file: root attributes, one group per level with its summary,
- * and the per-request compound dataset, extended piece by piece as rows arrive from the
- * gather. The only user of hdf5.h; it knows nothing of MPI or the network. */
+/* h5out.c: creates the results file and writes one group per level: its summary
+ * attributes, the per-request compound dataset (extended piece by piece as rows arrive from
+ * the gather), the event times of --record-tokens, histograms, time series. The root group
+ * is h5out_run.c's. With it, the only user of hdf5.h; it knows nothing of MPI or the
+ * network. */
 #include "tokstorm/h5out.h"
 
+#include "h5out_internal.h"
+
 #include <errno.h>
-#include <hdf5.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-struct ts_h5out {
-    hid_t file;
-    hid_t group;    /* the open level, or -1 */
-    hid_t requests; /* its dataset, or -1 */
-    hid_t row_type; /* memory (and file) compound type of struct ts_row */
-    hsize_t rows;   /* rows written to the open level */
-    char path[4096];
-};
 
 /* One definition of the row's fields, in file order. */
 static hid_t make_row_type(void)
@@ -30,6 +24,7 @@ static hid_t make_row_type(void)
 #define FIELD(name, type) H5Tinsert(t, #name, offsetof(struct ts_row, name), type)
     FIELD(rank, H5T_NATIVE_INT32);
     FIELD(late, H5T_NATIVE_INT32);
+    FIELD(recorded_events, H5T_NATIVE_INT32);
     FIELD(scheduled_s, H5T_NATIVE_DOUBLE);
     FIELD(stream, H5T_NATIVE_INT32);
     FIELD(request, H5T_NATIVE_INT64);
@@ -49,7 +44,7 @@ static hid_t make_row_type(void)
     return t;
 }
 
-static int fail(char *msg, size_t len, const char *path, const char *what)
+int h5out_fail(char *msg, size_t len, const char *path, const char *what)
 {
     snprintf(msg, len, "results file %s: %s", path, what);
     return TS_H5_ERR_IO;
@@ -91,22 +86,29 @@ int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, 
     fclose(probe);
     struct ts_h5out *h = calloc(1, sizeof *h);
     if (h == NULL)
-        return fail(msg, msg_len, path, "out of memory");
+        return h5out_fail(msg, msg_len, path, "out of memory");
     snprintf(h->path, sizeof h->path, "%s", path);
-    h->group = h->requests = -1;
+    h->group = h->requests = h->offsets = h->events = h->summary = -1;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported once, by us */
     h->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     h->row_type = make_row_type();
-    if (h->file < 0 || h->row_type < 0) {
+    h->summary_type = h5out_summary_type();
+    /* Empty until the first level ends, so a file without one still has the table. */
+    if (h->file >= 0 && h->summary_type >= 0)
+        h->summary = h5_extendible(h->file, "summary", h->summary_type, 64);
+    if (h->file < 0 || h->row_type < 0 || h->summary < 0) {
         h5out_close(h);
-        return fail(msg, msg_len, path, "HDF5 cannot create it");
+        return h5out_fail(msg, msg_len, path, "HDF5 cannot create it");
     }
     *out = h;
     return 0;
 }
 
-static int attr_write(hid_t obj, const char *name, hid_t type, hid_t space, const void *value)
+int h5_attr_write(hid_t obj, const char *name, hid_t type, hid_t space, const void *value)
 {
+    /* Written again (end_time_utc), an attribute is replaced, not an error. */
+    if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0)
+        return -1;
     hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
     if (a < 0)
         return -1;
@@ -115,130 +117,105 @@ static int attr_write(hid_t obj, const char *name, hid_t type, hid_t space, cons
     return rc < 0 ? -1 : 0;
 }
 
-static int attr_i64(hid_t obj, const char *name, int64_t v)
+int h5_attr_i64(hid_t obj, const char *name, int64_t v)
 {
     hid_t s = H5Screate(H5S_SCALAR);
-    int rc = attr_write(obj, name, H5T_NATIVE_INT64, s, &v);
+    int rc = h5_attr_write(obj, name, H5T_NATIVE_INT64, s, &v);
     H5Sclose(s);
     return rc;
 }
 
-static int attr_f64(hid_t obj, const char *name, double v)
+int h5_attr_f64(hid_t obj, const char *name, double v)
 {
     hid_t s = H5Screate(H5S_SCALAR);
-    int rc = attr_write(obj, name, H5T_NATIVE_DOUBLE, s, &v);
+    int rc = h5_attr_write(obj, name, H5T_NATIVE_DOUBLE, s, &v);
     H5Sclose(s);
     return rc;
 }
 
-static int attr_str(hid_t obj, const char *name, const char *v)
+int h5_attr_str(hid_t obj, const char *name, const char *v)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
     hid_t s = H5Screate(H5S_SCALAR);
     const char *value = v ? v : "";
-    int rc = attr_write(obj, name, t, s, &value);
+    int rc = h5_attr_write(obj, name, t, s, &value);
     H5Sclose(s);
     H5Tclose(t);
     return rc;
 }
 
-static int attr_i64_array(hid_t obj, const char *name, const int64_t *v, size_t n)
+hid_t h5_compressed(hsize_t chunk_rows)
 {
-    hsize_t dims[1] = {n};
-    hid_t s = H5Screate_simple(1, dims, NULL);
-    int rc = attr_write(obj, name, H5T_NATIVE_INT64, s, v);
-    H5Sclose(s);
-    return rc;
+    hsize_t chunk[1] = {chunk_rows > 0 ? chunk_rows : 1};
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, chunk);
+    H5Pset_deflate(dcpl, 4);
+    return dcpl;
 }
 
-int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *i, char *msg, size_t msg_len)
+/* Records per chunk of a dataset of n: all of a small one, 16 Ki of a large one. */
+static hsize_t chunk_for(size_t n)
 {
-    hid_t r = h->file;
-    int bad = 0;
-    bad |= attr_i64(r, "schema_version", TS_H5_SCHEMA_VERSION);
-    bad |= attr_str(r, "tokstorm_version", i->version);
-    bad |= attr_str(r, "url", i->url);
-    bad |= attr_str(r, "model", i->model);
-    bad |= attr_str(r, "api", i->api);
-    bad |= attr_i64_array(r, "levels", i->levels, i->n_levels);
-    bad |= attr_i64(r, "ranks", i->ranks);
-    bad |= attr_str(r, "start_time_utc", i->start_utc);
-    bad |= attr_str(r, "command_line", i->command_line);
-    bad |= attr_str(r, "prompts", i->prompts_path);
-    bad |= attr_i64(r, "prompt_count", i->prompt_count);
-    bad |= attr_i64(r, "max_tokens", i->max_tokens);
-    bad |= attr_i64(r, "requests_per_stream", i->requests_per_stream);
-    bad |= attr_f64(r, "duration_s", i->duration_s);
-    bad |= attr_i64(r, "warmup", i->warmup);
-    bad |= attr_f64(r, "timeout_s", i->timeout_s);
-    bad |= attr_f64(r, "temperature", i->temperature);
-    bad |= attr_i64(r, "ignore_eos", i->ignore_eos);
-    bad |= attr_str(r, "mode", i->mode);
-    if (i->n_rates) {
-        hsize_t dims[1] = {i->n_rates};
-        hid_t sp = H5Screate_simple(1, dims, NULL);
-        bad |= attr_write(r, "rates", H5T_NATIVE_DOUBLE, sp, i->rates);
-        H5Sclose(sp);
-    }
-    bad |= attr_str(r, "arrival", i->arrival);
-    bad |= attr_f64(r, "burstiness", i->burstiness);
-    bad |= attr_i64(r, "seed", i->seed);
-    bad |= attr_i64(r, "max_concurrency", i->max_concurrency);
-    bad |= attr_i64(r, "requests", i->requests);
-    bad |= attr_i64(r, "until_saturated", i->until_saturated);
-    bad |= attr_f64(r, "slo_ttft_s", i->slo_ttft_s);
-    bad |= attr_f64(r, "slo_tpot_s", i->slo_tpot_s);
-    bad |= attr_str(r, "slurm_job_id", i->slurm_job_id);
-    bad |= attr_str(r, "slurm_job_name", i->slurm_job_name);
-    bad |= attr_str(r, "slurm_nodelist", i->slurm_nodelist);
-    bad |= attr_str(r, "slurm_tasks_per_node", i->slurm_tasks_per_node);
-    if (bad || H5Fflush(r, H5F_SCOPE_GLOBAL) < 0)
-        return fail(msg, msg_len, h->path, "cannot write the run attributes");
-    return 0;
+    return n == 0 ? 1 : n < 16384 ? (hsize_t)n : 16384;
 }
 
-/* Writes a 1-D compound dataset of n records into the open level (or the root when group<0). */
-static int write_table(hid_t where, const char *name, hid_t type, const void *data, size_t n)
+int h5_write_table(hid_t where, const char *name, hid_t type, const void *data, size_t n)
 {
-    hsize_t dims[1] = {n};
-    hid_t space = H5Screate_simple(1, dims, NULL);
-    hid_t d = H5Dcreate2(where, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    /* Extendible so that the chunk may be larger than an empty or short table. */
+    hsize_t dims[1] = {n}, maxdims[1] = {H5S_UNLIMITED};
+    hid_t space = H5Screate_simple(1, dims, maxdims);
+    hid_t dcpl = h5_compressed(chunk_for(n));
+    hid_t d = H5Dcreate2(where, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     herr_t rc = d < 0 ? -1 : (n ? H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) : 0);
     if (d >= 0)
         H5Dclose(d);
+    H5Pclose(dcpl);
     H5Sclose(space);
     return d < 0 || rc < 0 ? -1 : 0;
 }
 
-static hid_t fixed_string(size_t len)
+hid_t h5_extendible(hid_t where, const char *name, hid_t type, hsize_t chunk_rows)
+{
+    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED};
+    hid_t space = H5Screate_simple(1, dims, maxdims);
+    hid_t dcpl = h5_compressed(chunk_rows);
+    hid_t d = H5Dcreate2(where, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    return d;
+}
+
+/* Writes n records of type into d at [at, at + n); d must be that large. */
+static int write_at(hid_t d, hid_t type, hsize_t at, const void *data, size_t n)
+{
+    hsize_t start[1] = {at}, count[1] = {n};
+    hid_t file_space = H5Dget_space(d);
+    hid_t mem_space = H5Screate_simple(1, count, NULL);
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL);
+    herr_t rc = H5Dwrite(d, type, mem_space, file_space, H5P_DEFAULT, data);
+    H5Sclose(mem_space);
+    H5Sclose(file_space);
+    return rc < 0 ? -1 : 0;
+}
+
+int h5_append(hid_t d, hid_t type, hsize_t have, const void *data, size_t n)
+{
+    hsize_t new_size[1] = {have + n};
+    if (n == 0)
+        return 0;
+    if (H5Dset_extent(d, new_size) < 0)
+        return -1;
+    return write_at(d, type, have, data, n);
+}
+
+hid_t h5_fixed_string(size_t len)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, len);
     H5Tset_strpad(t, H5T_STR_NULLTERM);
     return t;
-}
-
-int h5out_write_ranks(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
-                      size_t msg_len)
-{
-    hid_t host = fixed_string(sizeof ranks->host), addr = fixed_string(sizeof ranks->address);
-    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *ranks);
-    H5Tinsert(t, "rank", offsetof(struct ts_rank_info, rank), H5T_NATIVE_INT32);
-    H5Tinsert(t, "host", offsetof(struct ts_rank_info, host), host);
-    H5Tinsert(t, "address", offsetof(struct ts_rank_info, address), addr);
-    H5Tinsert(t, "clock_offset_ns", offsetof(struct ts_rank_info, clock_offset_ns),
-              H5T_NATIVE_INT64);
-    H5Tinsert(t, "clock_uncertainty_ns", offsetof(struct ts_rank_info, clock_uncertainty_ns),
-              H5T_NATIVE_INT64);
-    int rc = write_table(h->file, "ranks", t, ranks, n);
-    H5Tclose(t);
-    H5Tclose(host);
-    H5Tclose(addr);
-    if (rc != 0 || H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0)
-        return fail(msg, msg_len, h->path, "cannot write the ranks table");
-    return 0;
 }
 
 int h5out_level_timeseries(struct ts_h5out *h, double bin_s, const uint64_t *tokens,
@@ -250,7 +227,7 @@ int h5out_level_timeseries(struct ts_h5out *h, double bin_s, const uint64_t *tok
         uint64_t tokens, ok, err;
     } *bins = malloc((n + 1) * sizeof *bins);
     if (bins == NULL)
-        return fail(msg, msg_len, h->path, "out of memory writing the time series");
+        return h5out_fail(msg, msg_len, h->path, "out of memory writing the time series");
     for (size_t i = 0; i < n; i++)
         bins[i] = (struct bin){(double)i * bin_s, tokens[i], ok[i], err[i]};
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *bins);
@@ -258,16 +235,16 @@ int h5out_level_timeseries(struct ts_h5out *h, double bin_s, const uint64_t *tok
     H5Tinsert(t, "tokens", offsetof(struct bin, tokens), H5T_NATIVE_UINT64);
     H5Tinsert(t, "ok", offsetof(struct bin, ok), H5T_NATIVE_UINT64);
     H5Tinsert(t, "err", offsetof(struct bin, err), H5T_NATIVE_UINT64);
-    int rc = write_table(h->group, "timeseries", t, bins, n);
+    int rc = h5_write_table(h->group, "timeseries", t, bins, n);
     if (rc == 0) {
         hid_t d = H5Dopen2(h->group, "timeseries", H5P_DEFAULT);
-        rc = d < 0 ? -1 : attr_f64(d, "bin_s", bin_s);
+        rc = d < 0 ? -1 : h5_attr_f64(d, "bin_s", bin_s);
         if (d >= 0)
             H5Dclose(d);
     }
     H5Tclose(t);
     free(bins);
-    return rc ? fail(msg, msg_len, h->path, "cannot write the time series") : 0;
+    return rc ? h5out_fail(msg, msg_len, h->path, "cannot write the time series") : 0;
 }
 
 int h5out_level_hist(struct ts_h5out *h, const char *name, const struct ts_hist *hist,
@@ -278,7 +255,7 @@ int h5out_level_hist(struct ts_h5out *h, const char *name, const struct ts_hist 
         uint64_t count;
     } *b = malloc(TS_HIST_BUCKETS * sizeof *b);
     if (b == NULL)
-        return fail(msg, msg_len, h->path, "out of memory writing a histogram");
+        return h5out_fail(msg, msg_len, h->path, "out of memory writing a histogram");
     size_t n = 0;
     for (int i = 0; i < TS_HIST_BUCKETS; i++)
         if (hist->buckets[i]) {
@@ -291,21 +268,21 @@ int h5out_level_hist(struct ts_h5out *h, const char *name, const struct ts_hist 
     H5Tinsert(t, "count", offsetof(struct bucket, count), H5T_NATIVE_UINT64);
     char dname[64];
     snprintf(dname, sizeof dname, "hist_%s", name);
-    int rc = write_table(h->group, dname, t, b, n);
+    int rc = h5_write_table(h->group, dname, t, b, n);
     if (rc == 0) {
         hid_t d = H5Dopen2(h->group, dname, H5P_DEFAULT);
         rc = d < 0 ? -1 : 0;
         if (d >= 0) {
-            rc |= attr_i64(d, "count", (int64_t)hist->count);
-            rc |= attr_i64(d, "sum_ns", (int64_t)hist->sum_ns);
-            rc |= attr_i64(d, "min_ns", hist->count ? x->min_ns : 0);
-            rc |= attr_i64(d, "max_ns", hist->count ? x->max_ns : 0);
+            rc |= h5_attr_i64(d, "count", (int64_t)hist->count);
+            rc |= h5_attr_i64(d, "sum_ns", (int64_t)hist->sum_ns);
+            rc |= h5_attr_i64(d, "min_ns", hist->count ? x->min_ns : 0);
+            rc |= h5_attr_i64(d, "max_ns", hist->count ? x->max_ns : 0);
             H5Dclose(d);
         }
     }
     H5Tclose(t);
     free(b);
-    return rc ? fail(msg, msg_len, h->path, "cannot write a histogram") : 0;
+    return rc ? h5out_fail(msg, msg_len, h->path, "cannot write a histogram") : 0;
 }
 
 int h5out_level_clock(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
@@ -316,9 +293,9 @@ int h5out_level_clock(struct ts_h5out *h, const struct ts_rank_info *ranks, size
     H5Tinsert(t, "offset_ns", offsetof(struct ts_rank_info, clock_offset_ns), H5T_NATIVE_INT64);
     H5Tinsert(t, "uncertainty_ns", offsetof(struct ts_rank_info, clock_uncertainty_ns),
               H5T_NATIVE_INT64);
-    int rc = write_table(h->group, "clock", t, ranks, n);
+    int rc = h5_write_table(h->group, "clock", t, ranks, n);
     H5Tclose(t);
-    return rc ? fail(msg, msg_len, h->path, "cannot write the clock table") : 0;
+    return rc ? h5out_fail(msg, msg_len, h->path, "cannot write the clock table") : 0;
 }
 
 int h5out_level_loads(struct ts_h5out *h, const struct ts_rank_load *loads, size_t n, char *msg,
@@ -330,44 +307,29 @@ int h5out_level_loads(struct ts_h5out *h, const struct ts_rank_load *loads, size
     H5Tinsert(t, "send_lag_p99_ms", offsetof(struct ts_rank_load, lag_p99_ms), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "cpu_s", offsetof(struct ts_rank_load, cpu_s), H5T_NATIVE_DOUBLE);
     H5Tinsert(t, "max_rss_mib", offsetof(struct ts_rank_load, max_rss_mib), H5T_NATIVE_DOUBLE);
-    int rc = write_table(h->group, "rank_load", t, loads, n);
+    int rc = h5_write_table(h->group, "rank_load", t, loads, n);
     H5Tclose(t);
-    return rc ? fail(msg, msg_len, h->path, "cannot write the rank load table") : 0;
+    return rc ? h5out_fail(msg, msg_len, h->path, "cannot write the rank load table") : 0;
 }
 
-int h5out_write_saturation(struct ts_h5out *h, const struct ts_saturation_point *p,
-                           const char *stop_reason, char *msg, size_t msg_len)
-{
-    hid_t r = h->file;
-    int bad = 0;
-    bad |= attr_f64(r, "saturation_peak_tok_s", p->peak_tok_s);
-    bad |= attr_f64(r, "saturation_peak_level", p->peak_level);
-    bad |= attr_f64(r, "saturation_knee_level", p->knee_level);
-    bad |= attr_f64(r, "saturation_slo_level", p->slo_level);
-    bad |= attr_f64(r, "saturation_slo_goodput_req_s", p->slo_goodput_req_s);
-    bad |= attr_str(r, "saturation_stop_reason", stop_reason);
-    if (bad || H5Fflush(r, H5F_SCOPE_GLOBAL) < 0)
-        return fail(msg, msg_len, h->path, "cannot write the saturation point");
-    return 0;
-}
-
-int h5out_level_begin(struct ts_h5out *h, const char *name, char *msg, size_t msg_len)
+int h5out_level_begin(struct ts_h5out *h, const char *name, int record_events, char *msg,
+                      size_t msg_len)
 {
     h->group = H5Gcreate2(h->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (h->group < 0)
-        return fail(msg, msg_len, h->path, "cannot create a level group");
-    hsize_t dims[1] = {0}, maxdims[1] = {H5S_UNLIMITED}, chunk[1] = {4096};
-    hid_t space = H5Screate_simple(1, dims, maxdims);
-    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(dcpl, 1, chunk);
-    H5Pset_deflate(dcpl, 4);
-    h->requests =
-        H5Dcreate2(h->group, "requests", h->row_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    H5Pclose(dcpl);
-    H5Sclose(space);
+        return h5out_fail(msg, msg_len, h->path, "cannot create a level group");
+    h->requests = h5_extendible(h->group, "requests", h->row_type, 4096);
     h->rows = 0;
     if (h->requests < 0)
-        return fail(msg, msg_len, h->path, "cannot create the requests dataset");
+        return h5out_fail(msg, msg_len, h->path, "cannot create the requests dataset");
+    h->events_before = 0;
+    if (!record_events)
+        return 0;
+    /* CSR: one offset per request and one more, the first 0, each written as the rows are. */
+    int64_t zero = 0;
+    h->offsets = h5_extendible(h->group, "event_offsets", H5T_NATIVE_INT64, 16384);
+    if (h->offsets < 0 || h5_append(h->offsets, H5T_NATIVE_INT64, 0, &zero, 1) != 0)
+        return h5out_fail(msg, msg_len, h->path, "cannot create the event_offsets dataset");
     return 0;
 }
 
@@ -376,19 +338,58 @@ int h5out_level_rows(struct ts_h5out *h, const struct ts_row *rows, size_t n, ch
 {
     if (n == 0)
         return 0;
-    hsize_t new_size[1] = {h->rows + n}, start[1] = {h->rows}, count[1] = {n};
-    if (H5Dset_extent(h->requests, new_size) < 0)
-        return fail(msg, msg_len, h->path, "cannot extend the requests dataset");
-    hid_t file_space = H5Dget_space(h->requests);
-    hid_t mem_space = H5Screate_simple(1, count, NULL);
-    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, count, NULL);
-    herr_t rc = H5Dwrite(h->requests, h->row_type, mem_space, file_space, H5P_DEFAULT, rows);
-    H5Sclose(mem_space);
-    H5Sclose(file_space);
-    if (rc < 0)
-        return fail(msg, msg_len, h->path, "cannot write requests");
+    if (h5_append(h->requests, h->row_type, h->rows, rows, n) != 0)
+        return h5out_fail(msg, msg_len, h->path, "cannot write requests");
+    if (h->offsets >= 0) {
+        int64_t *ends = malloc(n * sizeof *ends);
+        if (ends == NULL)
+            return h5out_fail(msg, msg_len, h->path, "out of memory writing event offsets");
+        for (size_t i = 0; i < n; i++)
+            ends[i] = h->events_before += rows[i].recorded_events;
+        int rc = h5_append(h->offsets, H5T_NATIVE_INT64, h->rows + 1, ends, n);
+        free(ends);
+        if (rc != 0)
+            return h5out_fail(msg, msg_len, h->path, "cannot write event offsets");
+    }
     h->rows += n;
     return 0;
+}
+
+int h5out_level_events_begin(struct ts_h5out *h, uint64_t total, char *msg, size_t msg_len)
+{
+    /* Its size is known before the first time arrives; the pieces then land in place. */
+    hsize_t dims[1] = {total}, maxdims[1] = {H5S_UNLIMITED};
+    hid_t space = H5Screate_simple(1, dims, maxdims);
+    hid_t dcpl = h5_compressed(total < 65536 ? (total > 0 ? total : 1) : 65536);
+    h->events = H5Dcreate2(h->group, "event_time_s", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl,
+                           H5P_DEFAULT);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    if (h->events < 0)
+        return h5out_fail(msg, msg_len, h->path, "cannot create the event_time_s dataset");
+    return 0;
+}
+
+int h5out_level_events(struct ts_h5out *h, uint64_t pos, const double *t_s, size_t n, char *msg,
+                       size_t msg_len)
+{
+    if (n > 0 && write_at(h->events, H5T_NATIVE_DOUBLE, pos, t_s, n) != 0)
+        return h5out_fail(msg, msg_len, h->path, "cannot write event times");
+    return 0;
+}
+
+/* Closes the open level's datasets and group (those that are open). */
+static void close_level(struct ts_h5out *h)
+{
+    hid_t *open[] = {&h->requests, &h->offsets, &h->events};
+    for (size_t i = 0; i < sizeof open / sizeof *open; i++)
+        if (*open[i] >= 0) {
+            H5Dclose(*open[i]);
+            *open[i] = -1;
+        }
+    if (h->group >= 0)
+        H5Gclose(h->group);
+    h->group = -1;
 }
 
 /* <m>_p50_ms, <m>_p90_ms, ... <m>_max_ms and <m>_count for one distribution. */
@@ -403,42 +404,42 @@ static int attr_dist(hid_t g, const char *m, const struct ts_dist *d)
     int bad = 0;
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         snprintf(name, sizeof name, "%s_%s_ms", m, f[i].suffix);
-        bad |= attr_f64(g, name, f[i].value);
+        bad |= h5_attr_f64(g, name, f[i].value);
     }
     snprintf(name, sizeof name, "%s_count", m);
-    return bad | attr_i64(g, name, (int64_t)d->count);
+    return bad | h5_attr_i64(g, name, (int64_t)d->count);
 }
 
-int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int complete, char *msg,
-                    size_t msg_len)
+int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s,
+                    const struct ts_summary_row *row, char *msg, size_t msg_len)
 {
     hid_t g = h->group;
-    int bad = 0;
-    bad |= attr_i64(g, "concurrency", s->concurrency);
-    bad |= attr_f64(g, "rate", s->rate);
-    bad |= attr_i64(g, "late", (int64_t)s->late);
-    bad |= attr_i64(g, "good", (int64_t)s->good);
-    bad |= attr_f64(g, "req_s", s->req_s);
-    bad |= attr_f64(g, "goodput_req_s", s->goodput_req_s);
-    bad |= attr_f64(g, "tokens_per_event", s->tokens_per_event);
-    bad |= attr_i64(g, "complete", complete);
-    bad |= attr_f64(g, "start_s", s->start_s);
-    bad |= attr_f64(g, "wall_s", s->wall_s);
-    bad |= attr_i64(g, "output_tokens", (int64_t)s->output_tokens);
-    bad |= attr_i64(g, "prompt_tokens", (int64_t)s->prompt_tokens);
-    bad |= attr_i64(g, "ok", (int64_t)s->ok);
-    bad |= attr_i64(g, "err", (int64_t)s->err);
+    int bad = 0, complete = row->complete;
+    bad |= h5_attr_i64(g, "concurrency", s->concurrency);
+    bad |= h5_attr_f64(g, "rate", s->rate);
+    bad |= h5_attr_i64(g, "late", (int64_t)s->late);
+    bad |= h5_attr_i64(g, "good", (int64_t)s->good);
+    bad |= h5_attr_f64(g, "req_s", s->req_s);
+    bad |= h5_attr_f64(g, "goodput_req_s", s->goodput_req_s);
+    bad |= h5_attr_f64(g, "tokens_per_event", s->tokens_per_event);
+    bad |= h5_attr_i64(g, "complete", complete);
+    bad |= h5_attr_f64(g, "start_s", s->start_s);
+    bad |= h5_attr_f64(g, "wall_s", s->wall_s);
+    bad |= h5_attr_i64(g, "output_tokens", (int64_t)s->output_tokens);
+    bad |= h5_attr_i64(g, "prompt_tokens", (int64_t)s->prompt_tokens);
+    bad |= h5_attr_i64(g, "ok", (int64_t)s->ok);
+    bad |= h5_attr_i64(g, "err", (int64_t)s->err);
     for (int c = 1; c < TS_ERR__COUNT; c++) {
         char name[64];
         snprintf(name, sizeof name, "err_%s", stats_err_class_name(c));
-        bad |= attr_i64(g, name, (int64_t)s->err_by_class[c]);
+        bad |= h5_attr_i64(g, name, (int64_t)s->err_by_class[c]);
     }
-    bad |= attr_f64(g, "agg_tok_s", s->agg_tok_s);
-    bad |= attr_f64(g, "per_req_tok_s", s->per_req_tok_s);
-    bad |= attr_f64(g, "steady_s", s->steady_s);
-    bad |= attr_f64(g, "steady_tokens", s->steady_tokens);
-    bad |= attr_f64(g, "steady_tok_s", s->steady_tok_s);
-    bad |= attr_f64(g, "start_skew_s", s->start_skew_s);
+    bad |= h5_attr_f64(g, "agg_tok_s", s->agg_tok_s);
+    bad |= h5_attr_f64(g, "per_req_tok_s", s->per_req_tok_s);
+    bad |= h5_attr_f64(g, "steady_s", s->steady_s);
+    bad |= h5_attr_f64(g, "steady_tokens", s->steady_tokens);
+    bad |= h5_attr_f64(g, "steady_tok_s", s->steady_tok_s);
+    bad |= h5_attr_f64(g, "start_skew_s", s->start_skew_s);
     bad |= attr_dist(g, "ttft", &s->ttft);
     bad |= attr_dist(g, "itl", &s->itl);
     bad |= attr_dist(g, "tpot", &s->tpot);
@@ -449,11 +450,11 @@ int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int co
     bad |= attr_dist(g, "stamp_delay", &s->stamp_delay);
     bad |= attr_dist(g, "ttft_error", &s->ttft_error);
     bad |= attr_dist(g, "itl_error", &s->itl_error);
-    H5Dclose(h->requests);
-    H5Gclose(h->group);
-    h->requests = h->group = -1;
+    close_level(h);
+    /* The summary row goes with the level: on disk at the same flush. */
+    bad |= h5out_summary_append(h, row);
     if (bad || H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0)
-        return fail(msg, msg_len, h->path, "cannot write the level summary");
+        return h5out_fail(msg, msg_len, h->path, "cannot write the level summary");
     return 0;
 }
 
@@ -462,10 +463,11 @@ int h5out_close(struct ts_h5out *h)
     if (h == NULL)
         return 0;
     int rc = 0;
-    if (h->requests >= 0)
-        H5Dclose(h->requests);
-    if (h->group >= 0)
-        H5Gclose(h->group);
+    close_level(h);
+    if (h->summary >= 0)
+        H5Dclose(h->summary);
+    if (h->summary_type >= 0)
+        H5Tclose(h->summary_type);
     if (h->row_type >= 0)
         H5Tclose(h->row_type);
     if (h->file >= 0 && H5Fclose(h->file) < 0)

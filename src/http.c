@@ -71,6 +71,10 @@ struct ts_http {
     curl_socket_t ready_fd;     /* the socket libcurl is acting on for epoll */
     struct slot **done;         /* check_multi_info: the finished transfers of one pass */
     CURLcode *done_rc;          /* and how each ended */
+
+    /* The running run's periodic hook (NULL: none), and when it is next due. */
+    const struct ts_http_tick *tick;
+    int64_t tick_due_ns;
 };
 
 /* CURLMOPT_SOCKETFUNCTION: keep epoll's interest set equal to what libcurl asks for. The
@@ -545,6 +549,32 @@ static int socket_action(struct ts_http *h, curl_socket_t s, int flags, char *ms
     return 0;
 }
 
+/* The run's tick bounds the wait: wait_ms, or less when the tick is due sooner. */
+static int tick_wait_ms(const struct ts_http *h, int64_t now, int wait_ms)
+{
+    if (h->tick == NULL)
+        return wait_ms;
+    int64_t left = h->tick_due_ns - now;
+    int tick_ms = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+    return tick_ms < wait_ms ? tick_ms : wait_ms;
+}
+
+/* Calls the run's tick when it is due, after the turn's sockets and timer are served. */
+static void tick_if_due(struct ts_http *h)
+{
+    int64_t now = h->tick ? clock_now_ns() : 0;
+    if (h->tick == NULL || now < h->tick_due_ns)
+        return;
+    h->tick_due_ns = now + h->tick->period_ns;
+    h->tick->fn(h->tick->ctx, now);
+}
+
+static void tick_start(struct ts_http *h, const struct ts_http_tick *tick, int64_t now)
+{
+    h->tick = tick;
+    h->tick_due_ns = tick ? now + tick->period_ns : 0;
+}
+
 /* One turn of the loop: waits for socket events, libcurl's timer or wake_ns (local clock,
  * -1 = none; the timerfd gives it sub-millisecond precision), and acts on them. */
 static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_len)
@@ -570,6 +600,7 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
             h->timer_armed_ns = wake_ns;
         }
     }
+    wait_ms = tick_wait_ms(h, now, wait_ms);
     int n = epoll_wait(h->epfd, events, (int)(sizeof events / sizeof events[0]), wait_ms);
     int64_t woke = clock_now_ns();
     h->blocked_ns += woke - now;
@@ -605,6 +636,8 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
         rc = socket_action(h, CURL_SOCKET_TIMEOUT, 0, msg, msg_len);
         check_multi_info(h);
     }
+    if (rc == 0)
+        tick_if_due(h);
     return rc;
 }
 
@@ -636,6 +669,7 @@ int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *
     /* Streams start a batch at a time, with a look at the sockets between batches: libcurl
      * writes every request handed to it in one go, some 30 us each, and a thousand at once
      * would leave the first answers unread (and their arrival times late) for 30 ms. */
+    tick_start(h, driver->tick, now);
     int rc = 0;
     for (int64_t s = 0; s < n_streams && rc == 0;) {
         for (int64_t end = s + LAUNCH_BATCH; s < n_streams && s < end; s++) {
@@ -647,6 +681,7 @@ int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *
     if (rc == 0)
         rc = run_until_idle(h, msg, msg_len);
     h->driver = NULL;
+    h->tick = NULL;
     h->run_ns = clock_now_ns() - now;
     return rc;
 }
@@ -686,6 +721,7 @@ int http_run_open(struct ts_http *h, int64_t n_slots, const struct ts_http_open_
     }
     int64_t began = clock_now_ns();
     h->blocked_ns = 0;
+    tick_start(h, driver->tick, began);
     int rc = 0;
     for (;;) {
         start_due(h);
@@ -696,6 +732,7 @@ int http_run_open(struct ts_http *h, int64_t n_slots, const struct ts_http_open_
         rc = loop_step(h, due != INT64_MAX && h->n_free > 0 ? due : -1, msg, msg_len);
     }
     h->open = NULL;
+    h->tick = NULL;
     h->run_ns = clock_now_ns() - began;
     return rc;
 }
@@ -787,6 +824,15 @@ int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_
         curl_easy_setopt(sl->easy, CURLOPT_HEADERFUNCTION, on_header);
     }
     return rc != 0 ? rc : h->probes_answered;
+}
+
+int64_t http_live_events(const struct ts_http *h)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < h->n_slots; i++)
+        if (h->slots[i]->busy)
+            n += h->slots[i]->xfer.content_events;
+    return n;
 }
 
 int64_t http_take_port_exhaustion(struct ts_http *h)

@@ -18,6 +18,7 @@ int level_init(struct ts_level *l)
 {
     memset(l, 0, sizeof *l);
     rows_init(&l->rows);
+    events_init(&l->events);
     timeline_init(&l->timeline);
     l->stats = malloc(sizeof *l->stats);
     return l->stats ? 0 : -1;
@@ -29,6 +30,7 @@ void level_free(struct ts_level *l)
     free(l->current);
     free(l->stats);
     rows_free(&l->rows);
+    events_free(&l->events);
     timeline_free(&l->timeline);
     memset(l, 0, sizeof *l);
 }
@@ -59,6 +61,7 @@ int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t or
         schedule_init(&l->schedule, plan->arrival, plan->rate_per_s, plan->burstiness, plan->seed);
     stats_init(l->stats, &l->extremes);
     rows_clear(&l->rows);
+    events_clear(&l->events);
     timeline_reset(&l->timeline);
     l->rows_lost = 0;
     return 0;
@@ -156,7 +159,20 @@ void level_done(struct ts_level *l, int64_t s, struct ts_xfer *x, enum ts_transp
     stats_record(l->stats, &l->extremes, &row, x->token_ns, ok ? x->n_tokens : 0,
                  l->plan.slo_ttft_ns, l->plan.slo_tpot_ns);
     stats_record_stamps(l->stats, &l->extremes, x->token_ns, x->stamp_ns, ok ? x->n_tokens : 0);
-    int lost = rows_append(&l->rows, &row) != 0;
+    int lost = 0;
+    /* The times go in before the row, which then says how many are its own; a row that
+     * cannot be kept takes its times with it, so that rows and times stay in step. */
+    if (l->plan.record_events && x->n_tokens > 0) {
+        if (x->n_tokens <= INT32_MAX &&
+            events_append(&l->events, x->token_ns, x->n_tokens, l->origin_ns) == 0)
+            row.recorded_events = (int32_t)x->n_tokens;
+        else
+            lost = 1;
+    }
+    if (rows_append(&l->rows, &row) != 0) {
+        events_drop_last(&l->events, (size_t)row.recorded_events);
+        lost = 1;
+    }
     /* As in the table, only a successful request's tokens count. Its output_tokens (the
      * server's usage when it sends one) are spread over its content events so that a server
      * that puts several tokens in one event is counted right and the series sums to the

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tokstorm/redact.h"
 #include "tokstorm/units.h"
 
 enum {
@@ -42,6 +43,10 @@ enum {
     OPT_MAX_LEVEL,
     OPT_MAX_ERROR_RATE,
     OPT_SLO,
+    OPT_JSON,
+    OPT_CSV,
+    OPT_RECORD_TOKENS,
+    OPT_PROGRESS,
 };
 
 static const struct option long_options[] = {
@@ -76,6 +81,10 @@ static const struct option long_options[] = {
     {"max-level", required_argument, NULL, OPT_MAX_LEVEL},
     {"max-error-rate", required_argument, NULL, OPT_MAX_ERROR_RATE},
     {"slo", required_argument, NULL, OPT_SLO},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"record-tokens", no_argument, NULL, OPT_RECORD_TOKENS},
+    {"progress", required_argument, NULL, OPT_PROGRESS},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -151,8 +160,18 @@ void options_print_help(FILE *f)
         "  --max-event-bytes N     largest SSE event accepted (default 1M)\n"
         "\n"
         "Output:\n"
-        "  -o, --out FILE          HDF5 results file (default tokstorm-results.h5)\n"
-        "  --force                 overwrite FILE if it exists\n"
+        "  -o, --out FILE          HDF5 results file (default tokstorm-results.h5); its layout:\n"
+        "                          docs/results-format.md\n"
+        "  --json FILE             also each level's summary and the run's metadata as JSON,\n"
+        "                          rewritten after every level\n"
+        "  --csv FILE              also the table as CSV: a header line, one row per level\n"
+        "  --force                 overwrite --out, --json and --csv files that exist\n"
+        "  --record-tokens         store the arrival time of every content event in --out\n"
+        "                          (to recompute ITL offline; 8 bytes per event)\n"
+        "  --progress auto|on|off  a live line during each level: requests done, tok/s and\n"
+        "                          errors over all ranks, about once a second (auto: only\n"
+        "                          when the output reaches a terminal; on: also into a pipe,\n"
+        "                          one line each time)\n"
         "  -v, --verbose           more diagnostics on stderr (twice for debug)\n"
         "  -h, --help, -V, --version\n"
         "\n"
@@ -241,23 +260,6 @@ static int parse_time(const char *name, const char *text, int64_t *out, char *ms
     return 0;
 }
 
-static char *join_argv(int argc, char **argv)
-{
-    size_t n = 1;
-    for (int i = 0; i < argc; i++)
-        n += strlen(argv[i]) + 1;
-    char *s = malloc(n);
-    if (s == NULL)
-        return NULL;
-    s[0] = '\0';
-    for (int i = 0; i < argc; i++) {
-        if (i)
-            strcat(s, " ");
-        strcat(s, argv[i]);
-    }
-    return s;
-}
-
 /* Which options were given, for the checks that relate them. */
 struct seen {
     int requests, levels, max_tokens, total_requests, max_concurrency, warmup;
@@ -342,6 +344,27 @@ static int parse_fraction(const char *name, const char *arg, double lo, double h
     }
     *out = v;
     return 0;
+}
+
+const char *options_progress_name(enum ts_progress_mode m)
+{
+    return m == TS_PROGRESS_ON ? "on" : m == TS_PROGRESS_OFF ? "off" : "auto";
+}
+
+/* --out, --json and --csv name three different files: one would overwrite another. Names
+ * are compared as given; that they are creatable is run.c's to check. */
+static int check_output_paths(const struct ts_options *o, char *msg, size_t len)
+{
+    const char *json = o->json_path, *csv = o->csv_path;
+    if (json && strcmp(json, o->out_path) == 0)
+        snprintf(msg, len, "--json: %s is also the --out file", json);
+    else if (csv && strcmp(csv, o->out_path) == 0)
+        snprintf(msg, len, "--csv: %s is also the --out file", csv);
+    else if (json && csv && strcmp(json, csv) == 0)
+        snprintf(msg, len, "--csv: %s is also the --json file", csv);
+    else
+        return 0;
+    return TS_OPT_ERR;
 }
 
 /* One option's value into *o. Returns 0, TS_OPT_ERR (msg set), or a TS_OPT_HELP/VERSION. */
@@ -506,6 +529,24 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
         return parse_fraction("--max-error-rate", arg, 0, 1, &o->max_error_rate, msg, len);
     case OPT_SLO:
         return parse_slo(o, arg, msg, len);
+    case OPT_JSON:
+    case OPT_CSV:
+        if (arg[0] == '\0') {
+            snprintf(msg, len, "%s: the file name is empty", c == OPT_JSON ? "--json" : "--csv");
+            return TS_OPT_ERR;
+        }
+        return set_str(c == OPT_JSON ? &o->json_path : &o->csv_path, arg);
+    case OPT_RECORD_TOKENS:
+        o->record_tokens = 1;
+        return 0;
+    case OPT_PROGRESS:
+        for (int m = TS_PROGRESS_AUTO; m <= TS_PROGRESS_OFF; m++)
+            if (strcmp(arg, options_progress_name(m)) == 0) {
+                o->progress = m;
+                return 0;
+            }
+        snprintf(msg, len, "--progress: '%s' is not one of auto, on, off", arg);
+        return TS_OPT_ERR;
     case 'v':
         o->verbose++;
         return 0;
@@ -534,7 +575,7 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     o->max_error_rate = 0.01;
     o->connect_rate = 1000;
     if (set_str(&o->model, "default") || set_str(&o->out_path, "tokstorm-results.h5") ||
-        (o->command_line = join_argv(argc, argv)) == NULL) {
+        (o->command_line = redact_command_line(argc, argv)) == NULL) {
         snprintf(msg, len, "out of memory");
         return TS_OPT_ERR;
     }
@@ -608,6 +649,8 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
         }
         o->requests_per_stream = 0;
     }
+    if (check_output_paths(o, msg, len) != 0)
+        return TS_OPT_ERR;
     if (o->timeout_ns < o->connect_timeout_ns)
         o->connect_timeout_ns = o->timeout_ns;
     if (!seen.levels) {
@@ -636,6 +679,8 @@ void options_free(struct ts_options *o)
     free(o->rates);
     free(o->prompts_path);
     free(o->out_path);
+    free(o->json_path);
+    free(o->csv_path);
     free(o->command_line);
     free_bind(o);
     memset(o, 0, sizeof *o);

@@ -2,7 +2,10 @@
  * how the figures were measured or reduced. */
 #include "tokstorm/report.h"
 
+#include <math.h>
 #include <stdarg.h>
+
+#include "tokstorm/summary.h"
 
 void report_header(FILE *f, int open_loop)
 {
@@ -16,23 +19,24 @@ void report_header(FILE *f, int open_loop)
 
 void report_level(FILE *f, const struct ts_level_summary *s, double skew_limit_s)
 {
-    /* No successful request, no latency: a dash, not a misleading 0. */
-    char ttft[32] = "-", itl[32] = "-";
-    if (s->ok > 0) {
-        snprintf(ttft, sizeof ttft, "%.1f/%.1f", s->ttft.p50, s->ttft.p99);
-        snprintf(itl, sizeof itl, "%.2f/%.2f", s->itl.p50, s->itl.p99);
-    }
-    char steady[32] = "-";
-    if (s->steady_s > 0)
-        snprintf(steady, sizeof steady, "%.1f", s->steady_tok_s);
-    char level[32];
-    if (s->rate > 0)
-        snprintf(level, sizeof level, "%g", s->rate);
+    /* The row as the summary dataset and files hold it, so that they equal what is printed;
+     * where it has no value (NaN), a dash, not a misleading 0. */
+    struct ts_summary_row r;
+    summary_row_make(s, "", 1, &r);
+    char ttft[32] = "-", itl[32] = "-", steady[32] = "-", level[32];
+    if (!isnan(r.ttft_p50_ms))
+        snprintf(ttft, sizeof ttft, "%.1f/%.1f", r.ttft_p50_ms, r.ttft_p99_ms);
+    if (!isnan(r.itl_p50_ms))
+        snprintf(itl, sizeof itl, "%.2f/%.2f", r.itl_p50_ms, r.itl_p99_ms);
+    if (!isnan(r.steady_tok_s))
+        snprintf(steady, sizeof steady, "%.1f", r.steady_tok_s);
+    if (r.rate > 0)
+        snprintf(level, sizeof level, "%g", r.rate);
     else
-        snprintf(level, sizeof level, "%lld", (long long)s->concurrency);
-    fprintf(f, "%6s | %10.1f | %12s | %13.1f | %8llu | %7.2f | %5llu | %3llu | %15s | %14s\n",
-            level, s->agg_tok_s, steady, s->per_req_tok_s, (unsigned long long)s->output_tokens,
-            s->wall_s, (unsigned long long)s->ok, (unsigned long long)s->err, ttft, itl);
+        snprintf(level, sizeof level, "%lld", (long long)r.concurrency);
+    fprintf(f, "%6s | %10.1f | %12s | %13.1f | %8lld | %7.2f | %5lld | %3lld | %15s | %14s\n",
+            level, r.agg_tok_s, steady, r.per_req_tok_s, (long long)r.output_tokens, r.wall_s,
+            (long long)r.ok, (long long)r.err, ttft, itl);
     if (s->err > 0) {
         fprintf(f, "       | errors:");
         for (int c = 1; c < TS_ERR__COUNT; c++)

@@ -201,7 +201,7 @@ static int preflight(struct run_ctx *r, char *msg)
         .n_bind_addrs = r->opt.n_bind_addrs,
     };
     struct preflight p = {.body = body, .body_len = body ? strlen(body) : 0};
-    struct ts_http_driver drv = {&p, preflight_next, preflight_done};
+    struct ts_http_driver drv = {&p, preflight_next, preflight_done, NULL};
     struct ts_http *h = NULL;
     int rc = body ? http_new(&h, &cfg, msg, MSG_LEN) : TS_HTTP_ERR_INIT;
     if (rc == 0)
@@ -234,7 +234,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
             if (rc == TS_OPT_HELP)
                 options_print_help(stdout);
             else
-                printf("tokstorm %s\n", TOKSTORM_VERSION);
+                printf("tokstorm %s (%s)\n", TOKSTORM_VERSION, TOKSTORM_GIT_REVISION);
         }
         return -1; /* done, successfully */
     }
@@ -274,8 +274,14 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     rc = 0;
     if (rank == 0 && h5out_probe(r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
         rc = TS_EXIT_USAGE;
+    if (rank == 0 && rc == 0)
+        rc = run_output_probe(r, msg);
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
+    /* Rank 0 prints the progress; every rank takes part in its reductions, or none does. */
+    int64_t progress = rank == 0 ? run_progress_choose(r->opt.progress) : 0;
+    collect_bcast_int64(&r->comm, &progress);
+    r->progress.mode = (enum run_progress_mode)progress;
     if (r->opt.demo && !collect_single_node(&r->comm)) {
         snprintf(msg, sizeof msg,
                  "--demo: the mock listens on rank 0's loopback; run every "
@@ -332,9 +338,10 @@ static int setup(struct run_ctx *r, int argc, char **argv)
         /* A saturation ladder doubles from its first level: 64 steps are more than enough. */
         size_t levels = (r->opt.rates ? r->opt.n_rates : r->opt.n_levels) + 64;
         r->summaries = calloc(levels, sizeof *r->summaries);
+        r->table = calloc(levels, sizeof *r->table);
         r->ranks = calloc((size_t)r->comm.size, sizeof *r->ranks);
         r->loads = calloc((size_t)r->comm.size, sizeof *r->loads);
-        if (r->summaries == NULL || r->ranks == NULL || r->loads == NULL)
+        if (r->summaries == NULL || r->table == NULL || r->ranks == NULL || r->loads == NULL)
             rc = TS_EXIT_RUNTIME;
     }
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
@@ -366,45 +373,7 @@ static int write_run_info(struct run_ctx *r)
             one_host &= strcmp(r->ranks[i].host, r->ranks[0].host) == 0;
         r->skew_limit_s = one_host ? SKEW_ONE_HOST_S : SKEW_MANY_HOSTS_S;
         clock_utc_iso8601(r->start_utc, sizeof r->start_utc);
-        struct ts_run_info info = {
-            .version = TOKSTORM_VERSION,
-            .url = r->url,
-            .model = r->opt.model,
-            .api = api_kind_name(r->opt.api),
-            .levels = r->opt.levels,
-            .n_levels = r->opt.n_levels,
-            .ranks = r->comm.size,
-            .start_utc = r->start_utc,
-            .command_line = r->opt.command_line,
-            .prompts_path = r->prompts_path,
-            .prompt_count = (int64_t)r->prompts.count,
-            .max_tokens = r->opt.max_tokens,
-            .requests_per_stream = r->opt.requests_per_stream,
-            .duration_s = (double)r->opt.duration_ns / 1e9,
-            .warmup = r->opt.warmup,
-            .timeout_s = (double)r->opt.timeout_ns / 1e9,
-            .temperature = r->opt.temperature,
-            .ignore_eos = r->opt.ignore_eos,
-            .mode = r->opt.rates ? "open" : "closed",
-            .rates = r->opt.rates,
-            .n_rates = r->opt.n_rates,
-            .arrival = schedule_arrival_name(r->opt.arrival),
-            .burstiness = r->opt.burstiness,
-            .seed = (int64_t)r->opt.seed,
-            .max_concurrency = r->opt.max_concurrency,
-            .requests = r->opt.requests,
-            .until_saturated = r->opt.until_saturated,
-            .slo_ttft_s = (double)r->opt.slo_ttft_ns / 1e9,
-            .slo_tpot_s = (double)r->opt.slo_tpot_ns / 1e9,
-            /* Under Slurm, which job and nodes produced the results. */
-            .slurm_job_id = getenv("SLURM_JOB_ID"),
-            .slurm_job_name = getenv("SLURM_JOB_NAME"),
-            .slurm_nodelist = getenv("SLURM_JOB_NODELIST"),
-            .slurm_tasks_per_node = getenv("SLURM_TASKS_PER_NODE"),
-        };
-        if (h5out_write_run(r->h5, &info, msg, sizeof msg) != 0 ||
-            h5out_write_ranks(r->h5, r->ranks, (size_t)r->comm.size, msg, sizeof msg) != 0)
-            rc = TS_EXIT_RUNTIME;
+        rc = run_output_begin(r, msg);
         if (rc == 0) {
             printf("tokstorm %s: %s, model %s, %d ranks, ", TOKSTORM_VERSION, r->endpoint,
                    r->opt.model, r->comm.size);
@@ -439,6 +408,7 @@ static void teardown(struct run_ctx *r)
     free(r->bodies);
     free(r->body_lens);
     free(r->summaries);
+    run_output_free(r);
     free(r->ranks);
     free(r->loads);
     free(r->probe_url);
@@ -470,8 +440,14 @@ int run(int argc, char **argv, MPI_Comm comm)
         status = TS_EXIT_OK; /* --help or --version */
     } else if (status == 0) {
         status = write_run_info(&r);
-        if (status == 0)
+        if (status == 0) {
             status = sweep_run(&r);
+            /* The end time goes in whether the sweep ran to the end or not: a reader tells
+             * a finished run from one cut short by its levels' complete flags. */
+            char msg[MSG_LEN] = "";
+            int rc = r.comm.rank == 0 ? run_output_end(&r, msg) : 0;
+            status = collect_agree(&r.comm, status != 0 ? status : rc, status != 0 ? "" : msg);
+        }
         if (r.comm.rank == 0 && r.summaries)
             report_summary(stdout, r.summaries, r.n_summaries, r.opt.out_path);
     }

@@ -1,5 +1,6 @@
-/* run_internal.h: what run.c (set-up, preflight, tear-down) and sweep.c (the levels) share:
- * the state every rank holds for a run. Private to those two files. */
+/* run_internal.h: what run.c (set-up, preflight, tear-down), sweep.c (the levels),
+ * run_output.c (what is recorded) and run_progress.c (the live line) share: the state every
+ * rank holds for a run. Private to those files. */
 #ifndef TOKSTORM_RUN_INTERNAL_H
 #define TOKSTORM_RUN_INTERNAL_H
 
@@ -13,10 +14,33 @@
 #include "tokstorm/http.h"
 #include "tokstorm/level.h"
 #include "tokstorm/options.h"
+#include "tokstorm/progress.h"
 #include "tokstorm/prompts.h"
+#include "tokstorm/runinfo.h"
+#include "tokstorm/saturation.h"
 #include "tokstorm/stats.h"
+#include "tokstorm/summary.h"
 
 #define MSG_LEN 512
+
+/* How rank 0 shows progress during a level (the same on every rank: all take part). */
+enum run_progress_mode {
+    RUN_PROGRESS_OFF = 0,
+    RUN_PROGRESS_TERMINAL = 1, /* one line, rewritten in place (\r) */
+    RUN_PROGRESS_LINES = 2,    /* a line each time (--progress on into a pipe or file) */
+};
+
+/* The live progress of the current level. */
+struct run_progress {
+    enum run_progress_mode mode;
+    struct ts_progress_sync sync; /* the reductions in flight */
+    struct ts_http_tick tick;     /* the loop's hook while the level runs */
+    int begun;                    /* this rank's loop began the level */
+    int64_t start_ns;             /* the level's start (local clock) */
+    int64_t due_ns;               /* the next reduction (local clock) */
+    struct ts_progress_line line; /* rank 0 */
+    size_t shown;                 /* rank 0, terminal: length of the line on screen */
+};
 
 /* What every rank holds for the sweep. */
 struct run_ctx {
@@ -45,6 +69,16 @@ struct run_ctx {
     struct ts_rank_load *loads;   /* rank 0: everyone's, for the current level */
     int64_t open_cap;             /* open loop: requests in flight over all ranks, at most */
     double skew_limit_s;          /* rank 0: when the start skew deserves a line */
+    struct run_progress progress;
+    /* Rank 0: what is recorded about the run (run_output.c). */
+    struct ts_run_info info;
+    char *options_json;
+    const char **hosts; /* distinct host names, pointing into ranks[] */
+    char mpi_version[512];
+    char end_utc[32];
+    struct ts_summary_row *table; /* one row per finished level, beside summaries */
+    struct ts_saturation_point saturation;
+    const char *stop_reason; /* set once a saturation search has ended */
 };
 
 /* Aligns every rank's clock to rank 0's and gathers who is where into r->ranks (rank 0).
@@ -54,5 +88,42 @@ void sweep_align_clocks(struct run_ctx *r);
 /* Runs every level of the sweep (or the saturation ladder). Collective; returns the exit
  * status, the same on every rank. */
 int sweep_run(struct run_ctx *r);
+
+/* ---- run_output.c: the results file's root, --json and --csv (rank 0 only) ---- */
+
+/* Before any request: checks that --json and --csv can be written. Returns 0 or
+ * TS_EXIT_USAGE with msg. */
+int run_output_probe(const struct run_ctx *r, char *msg);
+
+/* Fills r->info and writes the root attributes, /ranks, and --json/--csv without levels.
+ * Returns 0 or TS_EXIT_RUNTIME with msg. */
+int run_output_begin(struct run_ctx *r, char *msg);
+
+/* A level ended, and its summary is the last of r->summaries: it goes into its group's
+ * attributes (closing the group) and /summary, and --json and --csv are rewritten with it.
+ * Returns 0 or TS_EXIT_RUNTIME with msg. */
+int run_output_level(struct run_ctx *r, const char *group, int complete, char *msg);
+
+/* The run ended: its end time, and the saturation point if any, into the file and --json.
+ * Returns 0 or TS_EXIT_RUNTIME with msg. */
+int run_output_end(struct run_ctx *r, char *msg);
+
+void run_output_free(struct run_ctx *r);
+
+/* ---- run_progress.c: the live line (--progress) ---- */
+
+/* Rank 0: how progress is shown, from --progress and where stdout goes. */
+enum run_progress_mode run_progress_choose(enum ts_progress_mode option);
+
+/* Before a level (every rank): what rank 0's line names and counts. */
+void run_progress_level(struct run_ctx *r, const struct ts_level_plan *plan, double rate);
+
+/* At the level's synchronised start (local clock): the hook for the level's loop, or NULL
+ * when progress is off. */
+const struct ts_http_tick *run_progress_start(struct run_ctx *r, int64_t start_ns);
+
+/* After the level's loop, on every rank whatever happened (collective when progress is on);
+ * rank 0 clears its line from the terminal. */
+void run_progress_finish(struct run_ctx *r);
 
 #endif

@@ -44,6 +44,44 @@ void rows_free(struct ts_rows *r)
     rows_init(r);
 }
 
+void events_init(struct ts_event_times *e)
+{
+    memset(e, 0, sizeof *e);
+}
+
+int events_append(struct ts_event_times *e, const int64_t *t_ns, size_t n, int64_t zero_ns)
+{
+    if (e->count + n > e->cap) {
+        size_t cap = e->cap ? e->cap : 4096;
+        while (e->count + n > cap)
+            cap *= 2;
+        double *grown = realloc(e->t_s, cap * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        e->t_s = grown;
+        e->cap = cap;
+    }
+    for (size_t i = 0; i < n; i++)
+        e->t_s[e->count++] = (double)(t_ns[i] - zero_ns) / 1e9;
+    return 0;
+}
+
+void events_drop_last(struct ts_event_times *e, size_t n)
+{
+    e->count = n < e->count ? e->count - n : 0;
+}
+
+void events_clear(struct ts_event_times *e)
+{
+    e->count = 0;
+}
+
+void events_free(struct ts_event_times *e)
+{
+    free(e->t_s);
+    events_init(e);
+}
+
 void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x)
 {
     memset(&s->c, 0, sizeof s->c);

@@ -88,7 +88,7 @@ static int run_warmup(struct run_ctx *r, const struct ts_level_plan *plan, char 
         snprintf(msg, len, "out of memory for the warm-up");
         return TS_EXIT_RUNTIME;
     }
-    struct ts_http_driver drv = {&w, warmup_next, warmup_done};
+    struct ts_http_driver drv = {&w, warmup_next, warmup_done, NULL};
     int rc = http_run(r->http, plan->local_streams, &drv, msg, len) != 0 ? TS_EXIT_RUNTIME : 0;
     free(w.sent);
     return rc;
@@ -99,6 +99,29 @@ static int rows_to_h5(void *ctx, const struct ts_row *rows, size_t n)
     struct run_ctx *r = ctx;
     char msg[MSG_LEN];
     if (h5out_level_rows(r->h5, rows, n, msg, sizeof msg) != 0) {
+        log_error("%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* --record-tokens: the level's event times, as collect_events hands them to rank 0. */
+static int events_begin_h5(void *ctx, uint64_t total)
+{
+    struct run_ctx *r = ctx;
+    char msg[MSG_LEN];
+    if (h5out_level_events_begin(r->h5, total, msg, sizeof msg) != 0) {
+        log_error("%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int events_put_h5(void *ctx, uint64_t pos, const double *t_s, size_t n)
+{
+    struct run_ctx *r = ctx;
+    char msg[MSG_LEN];
+    if (h5out_level_events(r->h5, pos, t_s, n, msg, sizeof msg) != 0) {
         log_error("%s", msg);
         return -1;
     }
@@ -205,6 +228,7 @@ static void make_plan(const struct run_ctx *r, const struct level_key *k,
     plan->duration_ns = r->opt.duration_ns;
     plan->slo_ttft_ns = r->opt.slo_ttft_ns;
     plan->slo_tpot_ns = r->opt.slo_tpot_ns;
+    plan->record_events = r->opt.record_tokens;
     /* Closed loop: this rank's streams. Open loop: its slots, its share of the rate and of
      * the request count. */
     level_share(k->concurrency, r->comm.rank, r->comm.size, &plan->first_stream,
@@ -261,12 +285,14 @@ static int measure_level(struct run_ctx *r, const struct ts_level_plan *plan, in
         level_mark_start(&r->level, clock_now_ns());
     if (status != 0)
         return status;
+    const struct ts_http_tick *tick = run_progress_start(r, *start_ns);
     int rc;
     if (plan->open_loop) {
-        struct ts_http_open_driver drv = {r, open_drv_next_due, open_drv_take, level_drv_done};
+        struct ts_http_open_driver drv = {r, open_drv_next_due, open_drv_take, level_drv_done,
+                                          tick};
         rc = http_run_open(r->http, plan->local_streams, &drv, msg, len);
     } else {
-        struct ts_http_driver drv = {r, level_drv_next, level_drv_done};
+        struct ts_http_driver drv = {r, level_drv_next, level_drv_done, tick};
         rc = http_run(r->http, plan->local_streams, &drv, msg, len);
     }
     return rc != 0 ? TS_EXIT_RUNTIME : 0;
@@ -310,8 +336,12 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
     int64_t start_ns = 0;
     struct rusage before, after;
     getrusage(RUSAGE_SELF, &before);
+    run_progress_level(r, &plan, key->rate);
     int status = measure_level(r, &plan, &start_ns, msg, sizeof msg);
     getrusage(RUSAGE_SELF, &after);
+    /* Whatever happened in the loop: every rank finishes the progress reductions before the
+     * collectives below. */
+    run_progress_finish(r);
     int64_t no_port = http_take_port_exhaustion(r->http);
     if (no_port > 0)
         log_warn("%s: %lld connections failed for lack of local ports (EADDRNOTAVAIL): use "
@@ -350,7 +380,8 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
         status = TS_EXIT_RUNTIME;
     }
     int h5_ok = 1;
-    if (r->comm.rank == 0 && h5out_level_begin(r->h5, name, msg, sizeof msg) != 0) {
+    if (r->comm.rank == 0 &&
+        h5out_level_begin(r->h5, name, r->opt.record_tokens, msg, sizeof msg) != 0) {
         h5_ok = 0;
         status = TS_EXIT_RUNTIME;
     }
@@ -358,12 +389,19 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
         snprintf(msg, sizeof msg, "cannot write %s's requests to %s", name, r->opt.out_path);
         status = TS_EXIT_RUNTIME;
     }
+    struct ts_events_sink events = {r, events_begin_h5, events_put_h5};
+    if (r->opt.record_tokens &&
+        collect_events(&r->comm, &r->level.rows, &r->level.events,
+                       r->comm.rank == 0 && h5_ok ? &events : NULL, 0) != 0) {
+        snprintf(msg, sizeof msg, "cannot write %s's event times to %s", name, r->opt.out_path);
+        status = TS_EXIT_RUNTIME;
+    }
     /* Whether the level ran to the end on every rank is agreed before it is written down. */
     int level_status = collect_agree(&r->comm, status, msg);
     status = 0;
     msg[0] = '\0';
     if (r->comm.rank == 0 && h5_ok) {
-        struct ts_level_summary *s = &r->summaries[r->n_summaries];
+        struct ts_level_summary *s = &r->summaries[r->n_summaries++];
         stats_summarize(r->level.stats, &r->level.extremes, key->concurrency, s);
         stats_set_steady(s, steady_tokens);
         s->rate = key->rate;
@@ -375,9 +413,8 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
         if (status == 0 &&
             h5out_level_loads(r->h5, r->loads, (size_t)r->comm.size, msg, sizeof msg) != 0)
             status = TS_EXIT_RUNTIME;
-        if (h5out_level_end(r->h5, s, level_status == 0, msg, sizeof msg) != 0)
+        if (run_output_level(r, name, level_status == 0, msg) != 0)
             status = TS_EXIT_RUNTIME;
-        r->n_summaries++;
     }
     free(tokens);
     free(ok);
@@ -426,6 +463,8 @@ int sweep_run(struct run_ctx *r)
         struct ts_saturation_point p;
         saturation_point(r->summaries, r->n_summaries, &rules, &p);
         report_saturation(stdout, &p, r->opt.rates != NULL, saturation_verdict_text(verdict));
+        r->saturation = p; /* for --json */
+        r->stop_reason = saturation_verdict_text(verdict);
         char msg[MSG_LEN];
         if (h5out_write_saturation(r->h5, &p, saturation_verdict_text(verdict), msg, sizeof msg) !=
             0) {

@@ -1,11 +1,14 @@
-/* test_gather.c: collect_rows under mpirun. Every rank's rows reach rank 0 complete, in order
- * per rank and exactly once, in pieces of bounded size, whatever the counts (none, one,
- * uneven, exact multiples of a piece, millions). Rank 0 streams each piece into a results
- * file with h5out and checks it as it arrives; the file is then read back with the HDF5 C API
- * and checked against the generator formula, never against the gathered data. */
+/* test_gather.c: collect_rows and collect_events under mpirun. Every rank's rows reach rank 0
+ * complete, in order per rank and exactly once, in pieces of bounded size, whatever the counts
+ * (none, one, uneven, exact multiples of a piece, millions); the rows' event times (as
+ * --record-tokens keeps them) land beside their rows, in bounded pieces too. Rank 0 streams
+ * each piece into a results file with h5out and checks it as it arrives; the file is then
+ * read back with the HDF5 C API and checked against the generator formula, never against the
+ * gathered data. */
 #include "tokstorm/collect.h"
 #include "tokstorm/h5out.h"
 #include "tokstorm/stats.h"
+#include "tokstorm/summary.h"
 
 #include <hdf5.h>
 #include <limits.h>
@@ -20,6 +23,9 @@
 #define LEVEL_C        8     /* the level every case writes: /level_8/requests ("level_8") */
 #define READ_ROWS      50000 /* rows per H5Dread when reading the file back */
 #define REPORT_BAD_MAX 5     /* bad rows described on stderr per pass; the rest are counted */
+/* Event times per rank per round: small, and prime, so that rounds of times end inside rows'
+ * rounds and inside a row's times. */
+#define EVENT_PIECE 30011
 
 /* ---- the generator: row i of rank r, by field name ---- */
 
@@ -48,6 +54,13 @@ static int64_t case_rows(int which, int rank, int size)
     return 0;
 }
 
+/* Event times kept for row i of rank r: none for most (as for failed requests), 1 to 3 for
+ * one row in 7. */
+static int32_t row_events(int rank, int64_t i)
+{
+    return (i * 5 + rank) % 7 == 0 ? (int32_t)(1 + i % 3) : 0;
+}
+
 /* Fields are set by name after zeroing, so fields added to struct ts_row later are 0 and
  * nothing here depends on the layout. */
 static void make_row(int rank, int64_t i, struct ts_row *row)
@@ -69,6 +82,13 @@ static void make_row(int rank, int64_t i, struct ts_row *row)
     row->first_byte_s = row->start_s + 0.01 * (rank + 1);
     row->first_token_s = row->error_class ? -1.0 : row->start_s + 0.02 + (double)(i % 100) * 1e-4;
     row->end_s = row->start_s + 0.5 + (double)(i % 1000) * 1e-3;
+    row->recorded_events = row_events(rank, i);
+}
+
+/* Event time j of row i of rank r: an integer, exact in a double, that names all three. */
+static double event_value(int rank, int64_t i, int j)
+{
+    return (double)((int64_t)rank * 10000000 + i * 4 + j);
 }
 
 static int rows_same(const struct ts_row *a, const struct ts_row *b)
@@ -79,7 +99,7 @@ static int rows_same(const struct ts_row *a, const struct ts_row *b)
            a->output_tokens == b->output_tokens && a->prompt_tokens == b->prompt_tokens &&
            a->content_events == b->content_events && a->start_s == b->start_s &&
            a->first_byte_s == b->first_byte_s && a->first_token_s == b->first_token_s &&
-           a->end_s == b->end_s;
+           a->end_s == b->end_s && a->recorded_events == b->recorded_events;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -114,6 +134,7 @@ static uint64_t row_hash(const struct ts_row *w)
     h = mix(h, bits(w->start_s));
     h = mix(h, bits(w->first_byte_s));
     h = mix(h, bits(w->first_token_s));
+    h = mix(h, (uint64_t)(int64_t)w->recorded_events);
     return mix(h, bits(w->end_s));
 }
 
@@ -227,13 +248,42 @@ static int check_piece(void *ctx, const struct ts_row *rows, size_t n)
     return h5out_level_rows(s->h5, rows, n, s->msg, sizeof s->msg);
 }
 
+/* ---- rank 0's sink for the event times ---- */
+
+struct event_sink {
+    struct ts_h5out *h5;
+    uint64_t total;  /* as begin was told */
+    uint64_t got;    /* times put */
+    uint64_t most;   /* most times in one put */
+    int64_t outside; /* puts reaching past the total */
+    int begins;
+    char msg[512];
+};
+
+static int events_begin(void *ctx, uint64_t total)
+{
+    struct event_sink *e = ctx;
+    e->total = total;
+    e->begins++;
+    return e->h5 ? h5out_level_events_begin(e->h5, total, e->msg, sizeof e->msg) : -1;
+}
+
+static int events_put(void *ctx, uint64_t pos, const double *t_s, size_t n)
+{
+    struct event_sink *e = ctx;
+    e->got += n;
+    e->most = n > e->most ? n : e->most;
+    e->outside += pos + n > e->total;
+    return e->h5 ? h5out_level_events(e->h5, pos, t_s, n, e->msg, sizeof e->msg) : -1;
+}
+
 /* ---- reading the file back with the HDF5 C API ---- */
 
 static const char *const row_fields[] = {
-    "rank",          "stream",        "request",        "prompt_index",
-    "start_s",       "first_byte_s",  "first_token_s",  "end_s",
-    "output_tokens", "prompt_tokens", "content_events", "tokens_from_usage",
-    "http_status",   "error_class",
+    "rank",          "stream",        "request",         "prompt_index",
+    "start_s",       "first_byte_s",  "first_token_s",   "end_s",
+    "output_tokens", "prompt_tokens", "content_events",  "tokens_from_usage",
+    "http_status",   "error_class",   "recorded_events",
 };
 
 /* The memory type to read struct ts_row by field name; error_class keeps the file's enum
@@ -255,6 +305,7 @@ static hid_t read_type(hid_t file_type)
     FIELD(content_events, H5T_NATIVE_INT64);
     FIELD(tokens_from_usage, H5T_NATIVE_INT32);
     FIELD(http_status, H5T_NATIVE_INT32);
+    FIELD(recorded_events, H5T_NATIVE_INT32);
     int ec = H5Tget_member_index(file_type, "error_class");
     hid_t ec_file = ec >= 0 ? H5Tget_member_type(file_type, (unsigned)ec) : -1;
     hid_t ec_mem = ec_file >= 0 ? H5Tget_native_type(ec_file, H5T_DIR_ASCEND) : -1;
@@ -265,6 +316,48 @@ static hid_t read_type(hid_t file_type)
     if (ec_file >= 0)
         H5Tclose(ec_file);
     return t;
+}
+
+/* Rows at..at+n-1 of the file (rows[]) against event_offsets and event_time_s: each row's
+ * span is its recorded_events long and holds the generator's times. Returns the bad rows. */
+static int64_t verify_events(hid_t offsets, hid_t times, hsize_t at, const struct ts_row *rows,
+                             size_t n)
+{
+    int64_t bad = 0, *off = malloc((n + 1) * sizeof *off);
+    hsize_t start[1] = {at}, count[1] = {n + 1};
+    hid_t os = H5Dget_space(offsets), ms = H5Screate_simple(1, count, NULL);
+    H5Sselect_hyperslab(os, H5S_SELECT_SET, start, NULL, count, NULL);
+    if (off == NULL || H5Dread(offsets, H5T_NATIVE_INT64, ms, os, H5P_DEFAULT, off) < 0) {
+        bad = (int64_t)n;
+        n = 0;
+    }
+    H5Sclose(ms);
+    H5Sclose(os);
+    size_t n_t = n ? (size_t)(off[n] - off[0]) : 0;
+    double *t = malloc((n_t + 1) * sizeof *t);
+    if (n_t > 0) {
+        hsize_t tstart[1] = {(hsize_t)off[0]}, tcount[1] = {n_t};
+        hid_t tspace = H5Dget_space(times), tms = H5Screate_simple(1, tcount, NULL);
+        H5Sselect_hyperslab(tspace, H5S_SELECT_SET, tstart, NULL, tcount, NULL);
+        if (t == NULL || H5Dread(times, H5T_NATIVE_DOUBLE, tms, tspace, H5P_DEFAULT, t) < 0) {
+            bad = (int64_t)n;
+            n = 0;
+        }
+        H5Sclose(tms);
+        H5Sclose(tspace);
+    }
+    for (size_t k = 0; k < n; k++) {
+        int ok = off[k + 1] - off[k] == rows[k].recorded_events;
+        for (int j = 0; ok && j < rows[k].recorded_events; j++)
+            ok = t[off[k] - off[0] + j] == event_value(rows[k].rank, rows[k].request, j);
+        if (!ok && bad < REPORT_BAD_MAX)
+            fprintf(stderr, "gather: row %llu (rank %d, request %lld): event times misplaced\n",
+                    (unsigned long long)(at + k), rows[k].rank, (long long)rows[k].request);
+        bad += !ok;
+    }
+    free(off);
+    free(t);
+    return bad;
 }
 
 static void verify_file(const char *path, int which, int size)
@@ -309,6 +402,12 @@ static void verify_file(const char *path, int which, int size)
     struct ts_row *buf = malloc((size_t)READ_ROWS * sizeof *buf);
     CHECK(buf != NULL);
     int read_fail = 0;
+    int64_t events_bad = 0;
+    snprintf(dset_name, sizeof dset_name, "level_%d/event_offsets", LEVEL_C);
+    hid_t offsets = H5Dopen2(f, dset_name, H5P_DEFAULT);
+    snprintf(dset_name, sizeof dset_name, "level_%d/event_time_s", LEVEL_C);
+    hid_t times = H5Dopen2(f, dset_name, H5P_DEFAULT);
+    CHECK(offsets >= 0 && times >= 0);
     for (hsize_t at = 0; buf && at < dims[0]; at += READ_ROWS) {
         hsize_t start[1] = {at}, count[1] = {dims[0] - at < READ_ROWS ? dims[0] - at : READ_ROWS};
         hid_t mem_space = H5Screate_simple(1, count, NULL);
@@ -318,8 +417,31 @@ static void verify_file(const char *path, int which, int size)
         else
             audit_rows(&a, buf, (size_t)count[0]);
         H5Sclose(mem_space);
+        if (offsets >= 0 && times >= 0)
+            events_bad += verify_events(offsets, times, at, buf, (size_t)count[0]);
     }
     CHECK_EQ_INT(read_fail, 0);
+    CHECK_EQ_INT(events_bad, 0);
+    if (offsets >= 0 && times >= 0) {
+        /* One offset per row and one more; as many times as the last offset says. */
+        hid_t os = H5Dget_space(offsets), ts = H5Dget_space(times);
+        hsize_t n_off = 0, n_t = 0, last[1] = {dims[0]}, one[1] = {1};
+        int64_t end = -1;
+        H5Sget_simple_extent_dims(os, &n_off, NULL);
+        H5Sget_simple_extent_dims(ts, &n_t, NULL);
+        hid_t ms = H5Screate_simple(1, one, NULL);
+        H5Sselect_hyperslab(os, H5S_SELECT_SET, last, NULL, one, NULL);
+        H5Dread(offsets, H5T_NATIVE_INT64, ms, os, H5P_DEFAULT, &end);
+        CHECK_EQ_INT(n_off, dims[0] + 1);
+        CHECK_EQ_INT(end, (int64_t)n_t);
+        H5Sclose(ms);
+        H5Sclose(os);
+        H5Sclose(ts);
+    }
+    if (offsets >= 0)
+        H5Dclose(offsets);
+    if (times >= 0)
+        H5Dclose(times);
     CHECK_EQ_INT(a.total, want_total);
     CHECK_EQ_INT(a.bad, 0);
 
@@ -359,9 +481,16 @@ static void run_case(const struct ts_comm *c, int which)
     rows_init(&rows);
     int made = 1;
     struct ts_row row;
+    struct ts_event_times ev;
+    events_init(&ev);
+    ev.cap = (size_t)mine * 3 + 1;
+    ev.t_s = malloc(ev.cap * sizeof *ev.t_s);
+    made = ev.t_s != NULL;
     for (int64_t i = 0; i < mine && made; i++) {
         make_row(c->rank, i, &row);
         made = rows_append(&rows, &row) == 0;
+        for (int j = 0; j < row.recorded_events; j++)
+            ev.t_s[ev.count++] = event_value(c->rank, i, j);
     }
     CHECK(made); /* a rank short of memory still takes part in the gather below */
 
@@ -383,7 +512,7 @@ static void run_case(const struct ts_comm *c, int which)
             close(fd);
             have_file = 1;
             CHECK_EQ_INT(h5out_create(&s.h5, path, 1, s.msg, sizeof s.msg), 0);
-            int begun = s.h5 ? h5out_level_begin(s.h5, "level_8", s.msg, sizeof s.msg) : -1;
+            int begun = s.h5 ? h5out_level_begin(s.h5, "level_8", 1, s.msg, sizeof s.msg) : -1;
             CHECK_EQ_INT(begun, 0);
             if (begun != 0) {
                 h5out_close(s.h5);
@@ -397,6 +526,17 @@ static void run_case(const struct ts_comm *c, int which)
 
     int rc = collect_rows(c, &rows, c->rank == 0 && s.in_piece ? check_piece : NULL, &s);
     CHECK_EQ_INT(rc, 0);
+    struct event_sink es;
+    memset(&es, 0, sizeof es);
+    es.h5 = s.h5;
+    struct ts_events_sink events = {&es, events_begin, events_put};
+    CHECK_EQ_INT(collect_events(c, &rows, &ev, &events, EVENT_PIECE), 0);
+    if (es.msg[0])
+        fprintf(stderr, "gather %s: %s\n", name, es.msg);
+    /* Times that do not match their rows are refused on every rank, before any is moved. */
+    ev.count += c->rank == c->size - 1;
+    CHECK_EQ_INT(collect_events(c, &rows, &ev, NULL, EVENT_PIECE), -1);
+    events_free(&ev);
     rows_free(&rows);
     if (c->rank != 0)
         return;
@@ -442,12 +582,23 @@ static void run_case(const struct ts_comm *c, int which)
     for (int r = 0; r < c->size; r++)
         counts_bad += s.audit.seen[r] != case_rows(which, r, c->size);
     CHECK_EQ_INT(counts_bad, 0);
+    uint64_t want_events = 0;
+    for (int r = 0; r < c->size; r++)
+        for (int64_t i = 0; i < case_rows(which, r, c->size); i++)
+            want_events += (uint64_t)row_events(r, i);
+    CHECK_EQ_INT(es.begins, 1);
+    CHECK_EQ_INT(es.total, want_events);
+    CHECK_EQ_INT(es.got, want_events);
+    CHECK_EQ_INT(es.outside, 0);
+    CHECK(es.most <= EVENT_PIECE);
 
     if (s.h5) {
         struct ts_level_summary sum;
         memset(&sum, 0, sizeof sum);
         sum.concurrency = LEVEL_C;
-        CHECK_EQ_INT(h5out_level_end(s.h5, &sum, 1, s.msg, sizeof s.msg), 0);
+        struct ts_summary_row srow;
+        summary_row_make(&sum, "level_8", 1, &srow);
+        CHECK_EQ_INT(h5out_level_end(s.h5, &sum, &srow, s.msg, sizeof s.msg), 0);
     }
     CHECK_EQ_INT(h5out_close(s.h5), 0);
     double t3 = MPI_Wtime();

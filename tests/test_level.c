@@ -123,6 +123,37 @@ int main(void)
     CHECK(l.extremes.full_start_ns == INT64_MIN && l.extremes.full_end_ns == INT64_MAX);
     CHECK(l.extremes.first_start_ns == INT64_MAX && l.extremes.rank_start_max_ns == INT64_MIN);
 
+    /* Recording content event times: each row says how many of the flattened times are its
+     * own, failures' included; without recording there are none. */
+    plan.record_events = 1;
+    CHECK(level_begin(&l, &plan, 1000, 2000) == 0);
+    CHECK(level_next(&l, 0, 2000, &req) == 1);
+    xfer_begin(&x, 2000);
+    xfer_on_status(&x, 200, 2010);
+    xfer_on_body(&x, ok_stream, 47, 2020); /* the first event */
+    xfer_on_body(&x, ok_stream + 47, strlen(ok_stream) - 47, 2030);
+    level_done(&l, 0, &x, TS_TRANSPORT_OK, NULL, 2040);
+    CHECK(level_next(&l, 1, 3000, &req) == 1);
+    xfer_begin(&x, 3000);
+    xfer_on_status(&x, 200, 3010);
+    xfer_on_body(&x, ok_stream, 47, 3020);
+    level_done(&l, 1, &x, TS_TRANSPORT_BROKEN, "reset", 3030); /* truncated after one event */
+    CHECK_EQ_INT(l.rows.count, 2);
+    CHECK_EQ_INT(l.rows.items[0].recorded_events, 2);
+    CHECK_EQ_INT(l.rows.items[1].recorded_events, 1);
+    CHECK_EQ_INT(l.events.count, 3);
+    CHECK(l.events.t_s[0] == 1020e-9 && l.events.t_s[1] == 1030e-9 && l.events.t_s[2] == 2020e-9);
+    CHECK(l.events.t_s[0] == l.rows.items[0].first_token_s);
+    plan.record_events = 0;
+    CHECK(level_begin(&l, &plan, 1000, 2000) == 0);
+    CHECK_EQ_INT(l.events.count, 0); /* begin cleared them */
+    CHECK(level_next(&l, 0, 2000, &req) == 1);
+    xfer_begin(&x, 2000);
+    xfer_on_status(&x, 200, 2010);
+    xfer_on_body(&x, ok_stream, strlen(ok_stream), 2020);
+    level_done(&l, 0, &x, TS_TRANSPORT_OK, NULL, 2040);
+    CHECK(l.rows.items[0].recorded_events == 0 && l.events.count == 0);
+
     xfer_free(&x);
     level_free(&l);
     return check_report("level");

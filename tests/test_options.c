@@ -2,6 +2,8 @@
  * command line. */
 #include "tokstorm/options.h"
 
+#include <cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -27,6 +29,41 @@ static int rejects(int argc, char **argv, const char *want)
     return ok;
 }
 #define REJECTS(want, ...) CHECK(rejects(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), want))
+
+/* Every long option --help lists (but --help, --version and --rate, the singular of --rates)
+ * is a key of options_to_json's object: a new option cannot be left out of the record. */
+static void check_json_covers_help(const struct ts_options *o)
+{
+    char *help = NULL;
+    size_t help_len = 0;
+    FILE *f = open_memstream(&help, &help_len);
+    options_print_help(f);
+    fclose(f);
+    char *text = options_to_json(o, NULL, "/p/coding.jsonl");
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    CHECK(j != NULL && cJSON_IsObject(j));
+    int options = 0, missing = 0;
+    for (char *p = help; j && (p = strstr(p, "--")) != NULL;) {
+        p += 2;
+        size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz-");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        p += n;
+        if (n < 2 || strcmp(name, "help") == 0 || strcmp(name, "version") == 0 ||
+            strcmp(name, "rate") == 0)
+            continue;
+        options++;
+        if (!cJSON_HasObjectItem(j, name)) {
+            fprintf(stderr, "options_to_json has no \"%s\"\n", name);
+            missing++;
+        }
+    }
+    CHECK(options >= 30);
+    CHECK_EQ_INT(missing, 0);
+    cJSON_Delete(j);
+    free(text);
+    free(help);
+}
 
 int main(void)
 {
@@ -167,5 +204,66 @@ int main(void)
     REJECTS("--warmup: '-1' is not", "--url", "http://x", "--warmup", "-1");
     REJECTS("--out: the file name is empty", "--url", "http://x", "--out", "");
     REJECTS("--url and --demo", "--url", "http://x", "--demo");
+    /* Outputs besides the results file, recording, progress. */
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x"), 0);
+    CHECK(o.json_path == NULL && o.csv_path == NULL && !o.record_tokens);
+    CHECK_EQ_INT(o.progress, TS_PROGRESS_AUTO);
+    check_json_covers_help(&o);
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--json", "s.json", "--csv", "s.csv",
+                       "--record-tokens", "--progress", "on", "--levels", "2,8", "--slo", "ttft=2s",
+                       "--api-key", "sk-1"),
+                 TS_OPT_ERR); /* no --api-key yet: unknown, but the record is masked */
+    CHECK(strstr(o.command_line, "sk-1") == NULL);
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--json", "s.json", "--csv", "s.csv",
+                       "--record-tokens", "--progress", "on", "--levels", "2,8", "--slo",
+                       "ttft=2s"),
+                 0);
+    CHECK_EQ_STR(o.json_path, "s.json");
+    CHECK_EQ_STR(o.csv_path, "s.csv");
+    CHECK(o.record_tokens);
+    CHECK_EQ_INT(o.progress, TS_PROGRESS_ON);
+    check_json_covers_help(&o);
+    {
+        char *text = options_to_json(&o, "http://mock:1", NULL);
+        cJSON *j = text ? cJSON_Parse(text) : NULL;
+        cJSON *levels = cJSON_GetObjectItem(j, "levels"), *slo = cJSON_GetObjectItem(j, "slo");
+        CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "url")), "http://mock:1");
+        CHECK(cJSON_GetArraySize(levels) == 2 && cJSON_GetArrayItem(levels, 1)->valuedouble == 8);
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "rates")));
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "prompts"))); /* the bundled file */
+        CHECK(cJSON_GetObjectItem(j, "timeout")->valuedouble == 600);
+        CHECK(cJSON_GetObjectItem(slo, "ttft")->valuedouble == 2);
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(slo, "tpot")));
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "record-tokens")));
+        CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "progress")), "on");
+        CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "csv")), "s.csv");
+        cJSON_Delete(j);
+        free(text);
+    }
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--rates", "1,2", "--progress", "off"), 0);
+    CHECK_EQ_INT(o.progress, TS_PROGRESS_OFF);
+    {
+        char *text = options_to_json(&o, NULL, NULL);
+        cJSON *j = text ? cJSON_Parse(text) : NULL;
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "levels")));
+        CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(j, "rates")) == 2);
+        CHECK(cJSON_GetObjectItem(j, "duration")->valuedouble == 30);
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "requests-per-stream")));
+        cJSON_Delete(j);
+        free(text);
+    }
+    options_free(&o);
+    REJECTS("--progress: 'sometimes' is not one of auto, on, off", "--url", "http://x",
+            "--progress", "sometimes");
+    REJECTS("--json: the file name is empty", "--url", "http://x", "--json", "");
+    REJECTS("--csv: the file name is empty", "--url", "http://x", "--csv", "");
+    REJECTS("--json: r.h5 is also the --out file", "--url", "http://x", "-o", "r.h5", "--json",
+            "r.h5");
+    REJECTS("--csv: tokstorm-results.h5 is also the --out file", "--url", "http://x", "--csv",
+            "tokstorm-results.h5");
+    REJECTS("--csv: s is also the --json file", "--url", "http://x", "--json", "s", "--csv", "s");
     return check_report("options");
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "tokstorm/clocksync.h"
+#include "tokstorm/progress.h"
 #include "tokstorm/stats.h"
 #include "tokstorm/timeline.h"
 
@@ -35,6 +36,9 @@ int collect_agree(const struct ts_comm *c, int status, const char *msg);
 
 /* Rank 0's string (may be NULL on other ranks) into a malloc'd copy on every rank (*s). */
 int collect_bcast_string(const struct ts_comm *c, char **s);
+
+/* This process's MPI library, as MPI_Get_library_version names it, on one line. */
+void collect_library_version(char *buf, size_t len);
 
 /* Rank 0's int64 to every rank. */
 void collect_bcast_int64(const struct ts_comm *c, int64_t *v);
@@ -94,6 +98,59 @@ typedef int (*ts_rows_sink)(void *ctx, const struct ts_row *rows, size_t n);
  * first non-zero return of sink. */
 int collect_rows(const struct ts_comm *c, const struct ts_rows *local, ts_rows_sink sink,
                  void *ctx);
+
+/* With --record-tokens, what rank 0 does with the event times that go with the rows: begin
+ * once with their total over all ranks, then put each piece, n times that belong at
+ * position pos of the flattened times (pieces come in no particular order; together they
+ * fill 0 .. total-1). Each returns 0, or non-zero to record a failure. */
+struct ts_events_sink {
+    void *ctx;
+    int (*begin)(void *ctx, uint64_t total);
+    int (*put)(void *ctx, uint64_t pos, const double *t_s, size_t n);
+};
+
+/* Gathers every rank's event times to rank 0 so that they line up with the rows as
+ * collect_rows delivers them (call it after collect_rows, with the same rows): the times of
+ * the k-th row delivered start at the sum of recorded_events of the rows delivered before
+ * it. ev holds this rank's times in the order of its rows, rows->items[i].recorded_events
+ * each. Each round moves at most piece_events times per rank (0: as many as keep a round
+ * within TS_GATHER_ROUND_BYTES on rank 0), so memory stays bounded however long the level.
+ * sink matters on rank 0 only and may be NULL (the times are dropped). Returns 0, -1 on every
+ * rank when some rank's ev does not hold what its rows say (nothing is gathered), or on rank
+ * 0 the first non-zero return of the sink. */
+int collect_events(const struct ts_comm *c, const struct ts_rows *rows,
+                   const struct ts_event_times *ev, const struct ts_events_sink *sink,
+                   uint64_t piece_events);
+
+/* Live progress: the non-blocking reductions behind rank 0's progress line, started from
+ * the event loop while a level runs. collect.c explains why every rank ends up starting the
+ * same number of them. */
+#define TS_PROGRESS_OUTSTANDING 8 /* most reductions in flight on a rank */
+
+struct ts_progress_sync {
+    MPI_Request req[TS_PROGRESS_OUTSTANDING];
+    struct ts_progress_sample in[TS_PROGRESS_OUTSTANDING], out[TS_PROGRESS_OUTSTANDING];
+    unsigned head, count; /* the oldest in flight, and how many are */
+};
+
+/* Called with each finished reduction's sum, oldest first, on every rank. */
+typedef void (*ts_progress_seen)(void *ctx, const struct ts_progress_sample *sum);
+
+void collect_progress_init(struct ts_progress_sync *p);
+
+/* From the event loop, never blocking: hands each reduction that has finished to seen, then,
+ * when mine is not NULL (a sample with running = 1), starts the next one with it, unless
+ * TS_PROGRESS_OUTSTANDING are still in flight (then mine is dropped). */
+void collect_progress_poll(const struct ts_comm *c, struct ts_progress_sync *p,
+                           const struct ts_progress_sample *mine, ts_progress_seen seen, void *ctx);
+
+/* After the level's loop, on every rank whatever happened in it (a rank that never ran it
+ * too): finishes this rank's reductions in flight, then takes part in more, with final
+ * (running = 0), until one whose sum says no rank is running any more. Sleeps between tests,
+ * so a rank done early leaves the CPU to those still measuring. Collective. */
+void collect_progress_finish(const struct ts_comm *c, struct ts_progress_sync *p,
+                             const struct ts_progress_sample *final, ts_progress_seen seen,
+                             void *ctx);
 
 #define TS_GATHER_PIECE_ROWS  65536               /* most rows per rank per round */
 #define TS_GATHER_ROUND_BYTES (INT64_C(64) << 20) /* most bytes per round on rank 0 */

@@ -1,13 +1,18 @@
 /* h5out.h: the results file, written by rank 0 only (Debian's HDF5 is serial: gather, then
- * write). The only user of hdf5.h. Layout (schema_version 1), documented in README.md:
- *   /                     run attributes (version, url, model, api, levels, ranks, ...)
- *   /level_<C>/           one group per finished level, with the summary as attributes
- *   /ranks                one row per MPI rank: host, address, clock offset
- *   /level_<C>/requests   compound dataset, one struct ts_row per measured request
- *   /level_<C>/timeseries tokens, completions and failures per 100 ms
- *   /level_<C>/hist_<m>   the merged histogram of ttft, itl, tpot, e2e (non-empty buckets)
- *   /level_<C>/clock      each rank's clock offset and its uncertainty for this level
- * Each level is flushed to disk before the next starts. */
+ * write). The only user of hdf5.h. Layout (schema_version 1), documented field by field in
+ * docs/results-format.md:
+ *   /                        run attributes (version, git revision, options, hosts, ...)
+ *   /ranks                   one row per MPI rank: host, address, clock offset
+ *   /summary                 one row per finished level: the printed table's columns
+ *   /level_<C>/              one group per finished level, with the summary as attributes
+ *   /level_<C>/requests      compound dataset, one struct ts_row per measured request
+ *   /level_<C>/event_offsets, event_time_s: --record-tokens, every content event's time (CSR)
+ *   /level_<C>/timeseries    tokens, completions and failures per 100 ms
+ *   /level_<C>/hist_<m>      the merged histogram of ttft, itl, tpot, e2e (non-empty buckets)
+ *   /level_<C>/clock         each rank's clock offset and its uncertainty for this level
+ *   /level_<C>/rank_load     each rank's busy fraction, send lag, CPU time, memory
+ * Every dataset is chunked and gzip-compressed. Each level, with its /summary row, is
+ * flushed to disk before the next starts. */
 #ifndef TOKSTORM_H5OUT_H
 #define TOKSTORM_H5OUT_H
 
@@ -16,70 +21,42 @@
 
 #include "tokstorm/collect.h"
 #include "tokstorm/hist.h"
+#include "tokstorm/runinfo.h"
 #include "tokstorm/saturation.h"
 #include "tokstorm/stats.h"
+#include "tokstorm/summary.h"
 
-#define TS_H5_SCHEMA_VERSION 1
+#define TS_H5_SCHEMA_VERSION TS_SCHEMA_VERSION
 
 #define TS_H5_ERR_EXISTS (-1) /* the file exists and force was not given */
 #define TS_H5_ERR_IO     (-2) /* HDF5 could not create or write the file */
 
 struct ts_h5out;
 
-/* What the root group records about the run. */
-struct ts_run_info {
-    const char *version;
-    const char *url;
-    const char *model;
-    const char *api;
-    const int64_t *levels;
-    size_t n_levels;
-    int ranks;
-    const char *start_utc;
-    const char *command_line;
-    const char *prompts_path;
-    int64_t prompt_count;
-    int64_t max_tokens;
-    int64_t requests_per_stream;
-    double duration_s;
-    int64_t warmup;
-    double timeout_s;
-    double temperature;
-    int ignore_eos;
-    const char *mode;    /* "closed" or "open" */
-    const double *rates; /* open loop: the rates given */
-    size_t n_rates;
-    const char *arrival;
-    double burstiness;
-    int64_t seed;
-    int64_t max_concurrency; /* open loop, over all ranks; 0 = 1024 per rank */
-    int64_t requests;        /* open loop, per level */
-    int until_saturated;
-    double slo_ttft_s, slo_tpot_s;
-    const char *slurm_job_id;         /* SLURM_JOB_ID, NULL when not under Slurm */
-    const char *slurm_job_name;       /* SLURM_JOB_NAME */
-    const char *slurm_nodelist;       /* SLURM_JOB_NODELIST */
-    const char *slurm_tasks_per_node; /* SLURM_TASKS_PER_NODE */
-};
-
 /* Checks, before any request is sent, that path can be created (or, with force, overwritten)
  * without leaving anything behind. Returns 0, TS_H5_ERR_EXISTS or TS_H5_ERR_IO with msg. */
 int h5out_probe(const char *path, int force, char *msg, size_t msg_len);
 
-/* Creates path (truncating it only when force is set). Returns 0, TS_H5_ERR_EXISTS or
- * TS_H5_ERR_IO, with msg naming the path. */
+/* Creates path (truncating it only when force is set), with an empty /summary. Returns 0,
+ * TS_H5_ERR_EXISTS or TS_H5_ERR_IO, with msg naming the path. */
 int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, size_t msg_len);
 
-/* Writes the root attributes and flushes. Returns 0 or TS_H5_ERR_IO. */
+/* Writes the root attributes (end_time_utc empty until h5out_write_end) and flushes.
+ * Returns 0 or TS_H5_ERR_IO. */
 int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *info, char *msg, size_t msg_len);
 
 /* Writes /ranks: one row per rank (n rows). */
 int h5out_write_ranks(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
                       size_t msg_len);
 
+/* Sets the root's end_time_utc (ISO 8601) and flushes. Returns 0 or TS_H5_ERR_IO. */
+int h5out_write_end(struct ts_h5out *h, const char *end_utc, char *msg, size_t msg_len);
+
 /* Opens group `name` (level_<C>, or rate_<R> in open loop) with an empty, extendible
- * requests dataset. */
-int h5out_level_begin(struct ts_h5out *h, const char *name, char *msg, size_t msg_len);
+ * requests dataset; with record_events also event_offsets, which h5out_level_rows then
+ * extends from each row's recorded_events. */
+int h5out_level_begin(struct ts_h5out *h, const char *name, int record_events, char *msg,
+                      size_t msg_len);
 
 /* Writes the open level's rank_load dataset: each rank's busy fraction and send lag. */
 int h5out_level_loads(struct ts_h5out *h, const struct ts_rank_load *loads, size_t n, char *msg,
@@ -103,9 +80,17 @@ int h5out_level_hist(struct ts_h5out *h, const char *name, const struct ts_hist 
 int h5out_level_clock(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
                       size_t msg_len);
 
-/* Writes the level's summary attributes, closes the group and flushes the file. */
-int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s, int complete, char *msg,
-                    size_t msg_len);
+/* --record-tokens: creates the open level's event_time_s dataset for total times. */
+int h5out_level_events_begin(struct ts_h5out *h, uint64_t total, char *msg, size_t msg_len);
+
+/* Writes n event times at position pos of event_time_s (pieces may come in any order). */
+int h5out_level_events(struct ts_h5out *h, uint64_t pos, const double *t_s, size_t n, char *msg,
+                       size_t msg_len);
+
+/* Writes the level's summary attributes (complete from row), closes the group, appends row
+ * to /summary and flushes the file. */
+int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s,
+                    const struct ts_summary_row *row, char *msg, size_t msg_len);
 
 /* Writes the saturation search's result as root attributes (saturation_*). */
 int h5out_write_saturation(struct ts_h5out *h, const struct ts_saturation_point *p,

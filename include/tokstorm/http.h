@@ -26,6 +26,16 @@ struct ts_http_config {
     size_t n_bind_addrs;        /* 0 = the system picks the source address */
 };
 
+/* A periodic hook a run may carry (e.g. for a progress line): fn is called from the loop,
+ * never from inside a libcurl callback, at least period_ns apart, the first time period_ns
+ * after the run starts, for as long as the run lasts. It runs between the loop's turns, so it
+ * must not block. */
+struct ts_http_tick {
+    void *ctx;
+    void (*fn)(void *ctx, int64_t now_ns);
+    int64_t period_ns;
+};
+
 /* What a run asks of its driver. Both are called from the loop, never from inside a libcurl
  * callback. */
 struct ts_http_driver {
@@ -37,6 +47,7 @@ struct ts_http_driver {
      * detail is curl's message for a failure (NULL otherwise). */
     void (*done)(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how, const char *detail,
                  int64_t now_ns);
+    const struct ts_http_tick *tick; /* NULL = none */
 };
 
 /* What an open-loop run asks of its driver: arrivals at times of its own, on free slots.
@@ -52,6 +63,7 @@ struct ts_http_open_driver {
     /* As in struct ts_http_driver; s is the slot. */
     void (*done)(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transport how, const char *detail,
                  int64_t now_ns);
+    const struct ts_http_tick *tick; /* NULL = none */
 };
 
 #define TS_HTTP_ERR_INIT (-1) /* curl, epoll or memory could not be set up */
@@ -81,6 +93,10 @@ int http_run_open(struct ts_http *h, int64_t n_slots, const struct ts_http_open_
 /* The fraction of the last run's time the loop spent working rather than waiting in
  * epoll_wait: near 1, the client itself may be what limits the figures. */
 double http_busy_fraction(const struct ts_http *h);
+
+/* Content events received so far by the transfers in flight (a progress figure: finished
+ * transfers are their driver's to count). */
+int64_t http_live_events(const struct ts_http *h);
 
 /* Opens (or checks) one keep-alive connection per slot for slots 0..n_streams-1 by sending
  * each a GET of probe_url (e.g. the server's /v1/models) and discarding the answers, so that

@@ -24,6 +24,7 @@ struct ts_level_plan {
     size_t prompt_count;         /* prompts to choose from */
     int64_t slo_ttft_ns;         /* a request meets the objectives (counts in goodput) when */
     int64_t slo_tpot_ns;         /* its TTFT and TPOT are within these; 0 = no objective */
+    int record_events;           /* keep each measured request's content event times */
     /* Open loop (open_loop = 1): local_streams is then the number of request slots. */
     int open_loop;
     double rate_per_s;     /* this rank's arrival rate */
@@ -69,6 +70,8 @@ struct ts_level {
     struct ts_schedule schedule; /* open loop: the arrivals */
     int64_t taken;               /* open loop: arrivals handed out */
     uint64_t rows_lost;          /* rows or timeline entries dropped for lack of memory */
+    /* plan.record_events: the rows' content event times, in row order (stats.h). */
+    struct ts_event_times events;
 };
 
 /* Returns 0 or -1 (out of memory). */

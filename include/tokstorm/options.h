@@ -16,6 +16,13 @@
 #define TS_OPT_HELP    1    /* --help was given */
 #define TS_OPT_VERSION 2    /* --version was given */
 
+/* --progress: the live line during a level. */
+enum ts_progress_mode {
+    TS_PROGRESS_AUTO = 0, /* when rank 0's output reaches a terminal */
+    TS_PROGRESS_ON = 1,
+    TS_PROGRESS_OFF = 2,
+};
+
 struct ts_options {
     char *url;            /* server base URL without trailing '/' ("http://h:8000") */
     char *model;          /* "model" in each request */
@@ -33,12 +40,17 @@ struct ts_options {
     size_t max_event_bytes;      /* cap on one SSE event */
     char *prompts_path;          /* NULL = the bundled prompts/coding.jsonl */
     char *out_path;              /* HDF5 results file */
-    int force;                   /* overwrite an existing out_path */
+    int force;                   /* overwrite existing out_path, json_path, csv_path */
     int demo;                    /* start tokstorm-mock and sweep against it */
     int no_preconnect;           /* do not open connections before each level starts */
     int64_t connect_rate;        /* preconnect: new connections/s per rank; 0 = no limit */
     char **bind_addrs;           /* numeric local addresses for connections; NULL = any */
     size_t n_bind_addrs;
+    /* Outputs besides the results file, and what goes into it. */
+    char *json_path;                /* per-level summary and run metadata as JSON; NULL = none */
+    char *csv_path;                 /* the table as CSV; NULL = none */
+    int record_tokens;              /* store every content event's arrival time in out_path */
+    enum ts_progress_mode progress; /* live progress line during each level */
     /* Open loop: arrivals at given rates instead of C closed-loop streams. */
     double *rates; /* requests/s over all ranks, one level each; NULL = closed loop */
     size_t n_rates;
@@ -54,7 +66,7 @@ struct ts_options {
     int64_t slo_ttft_ns;   /* p99 TTFT objective; 0 = none */
     int64_t slo_tpot_ns;   /* p99 TPOT objective; 0 = none */
     int verbose;           /* 0 = warnings, 1 = info, 2 = debug */
-    char *command_line;    /* argv joined with spaces, for the results file */
+    char *command_line;    /* argv as a shell line, secrets masked (redact.h): to record */
 };
 
 /* Parses argv into *o (defaults first). Returns 0, TS_OPT_HELP, TS_OPT_VERSION, or
@@ -66,5 +78,16 @@ void options_free(struct ts_options *o);
 
 /* Writes the --help text. */
 void options_print_help(FILE *f);
+
+/* Every option's effective value as one JSON object, keyed by the long option name without
+ * its dashes ("max-tokens": 256); durations in seconds; null where an option does not apply
+ * or is unset (e.g. "rates" in closed loop, "duration" without one). url and prompts_path,
+ * when not NULL, stand for what run time resolved (the --demo mock's URL, the bundled
+ * prompts file). Secrets never appear: the options that take them are recorded masked
+ * (redact.h). Returns a malloc'd string, or NULL when out of memory. */
+char *options_to_json(const struct ts_options *o, const char *url, const char *prompts_path);
+
+/* "auto", "on" or "off". */
+const char *options_progress_name(enum ts_progress_mode m);
 
 #endif

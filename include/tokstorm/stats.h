@@ -48,6 +48,7 @@ struct ts_row {
     int32_t error_class;       /* enum ts_err_class */
     int32_t tokens_from_usage; /* 1 when output_tokens came from the server's usage */
     int32_t late;              /* open loop: it waited for a free slot (the concurrency cap) */
+    int32_t recorded_events;   /* arrival times kept for it (--record-tokens), else 0 */
 };
 
 /* A growable array of rows; grows by doubling, so appends on the hot path rarely allocate. */
@@ -61,6 +62,23 @@ void rows_init(struct ts_rows *r);
 int rows_append(struct ts_rows *r, const struct ts_row *row);
 void rows_clear(struct ts_rows *r);
 void rows_free(struct ts_rows *r);
+
+/* With --record-tokens: the arrival times of every content event of the rows, flattened in
+ * row order (row i's are the recorded_events after those of rows 0..i-1). Seconds on the
+ * common timeline, like the rows' times. Grows by doubling, as the rows do. */
+struct ts_event_times {
+    double *t_s;
+    size_t count, cap;
+};
+
+void events_init(struct ts_event_times *e);
+/* Appends n arrival times given as local clock readings, as seconds from zero_ns (the local
+ * reading of the timeline's zero). Returns 0, or -1 when out of memory (none appended). */
+int events_append(struct ts_event_times *e, const int64_t *t_ns, size_t n, int64_t zero_ns);
+/* Drops the last n times (the row they belonged to was lost). */
+void events_drop_last(struct ts_event_times *e, size_t n);
+void events_clear(struct ts_event_times *e);
+void events_free(struct ts_event_times *e);
 
 struct ts_counters {
     uint64_t ok;                          /* requests that succeeded */

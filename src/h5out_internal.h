@@ -1,0 +1,58 @@
+/* h5out_internal.h: what h5out.c (the file, its levels) and h5out_run.c (the root group: the
+ * run's attributes, /ranks, /summary) share. Private to those two files. */
+#ifndef TOKSTORM_H5OUT_INTERNAL_H
+#define TOKSTORM_H5OUT_INTERNAL_H
+
+#include <hdf5.h>
+
+#include "tokstorm/h5out.h"
+#include "tokstorm/summary.h"
+
+struct ts_h5out {
+    hid_t file;
+    hid_t group;        /* the open level, or -1 */
+    hid_t requests;     /* its dataset, or -1 */
+    hid_t offsets;      /* --record-tokens: its event_offsets dataset, or -1 */
+    hid_t events;       /* --record-tokens: its event_time_s dataset, or -1 */
+    hid_t row_type;     /* memory (and file) compound type of struct ts_row */
+    hid_t summary;      /* /summary, one row per finished level, or -1 */
+    hid_t summary_type; /* compound type of struct ts_summary_row */
+    hsize_t rows;       /* rows written to the open level */
+    hsize_t summary_rows;
+    int64_t events_before; /* event times of the open level's rows written so far */
+    char path[4096];
+};
+
+/* "results file PATH: WHAT" into msg; returns TS_H5_ERR_IO. */
+int h5out_fail(char *msg, size_t len, const char *path, const char *what);
+
+/* Attributes of obj (a group, a dataset or the file); each returns 0 or -1. h5_attr_str
+ * replaces an attribute that exists. */
+int h5_attr_i64(hid_t obj, const char *name, int64_t v);
+int h5_attr_f64(hid_t obj, const char *name, double v);
+int h5_attr_str(hid_t obj, const char *name, const char *v);
+int h5_attr_write(hid_t obj, const char *name, hid_t type, hid_t space, const void *value);
+
+/* Creation properties of a chunked, gzip-compressed dataset of records, chunk_rows per
+ * chunk. */
+hid_t h5_compressed(hsize_t chunk_rows);
+
+/* A 1-D dataset of n records of type, chunked and compressed, in where. Returns 0 or -1. */
+int h5_write_table(hid_t where, const char *name, hid_t type, const void *data, size_t n);
+
+/* An extendible 1-D dataset (0 records) of type, chunk_rows per chunk. Returns it or -1. */
+hid_t h5_extendible(hid_t where, const char *name, hid_t type, hsize_t chunk_rows);
+
+/* Appends n records to an extendible dataset holding `have` of them. Returns 0 or -1. */
+int h5_append(hid_t d, hid_t type, hsize_t have, const void *data, size_t n);
+
+/* The compound type of struct ts_summary_row (from summary.h's field table). */
+hid_t h5out_summary_type(void);
+
+/* Appends one row to /summary. Returns 0 or -1. */
+int h5out_summary_append(struct ts_h5out *h, const struct ts_summary_row *row);
+
+/* A fixed-length, NUL-terminated string type of len bytes. */
+hid_t h5_fixed_string(size_t len);
+
+#endif
