@@ -3,6 +3,7 @@
  * option, short options bundled) without knowing the full option table: when unsure it masks
  * more, never less. No I/O. */
 #include "tokstorm/redact.h"
+#include "tokstorm/textbuf.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -11,38 +12,6 @@
 /* Short options that take a value, as in options.c's getopt string: in "-ofile" or "-vo file"
  * what follows the letter is the value, not more options. */
 #define SHORT_WITH_VALUE "o"
-
-struct text {
-    char *p;
-    size_t n, cap;
-    int oom;
-};
-
-static void put(struct text *t, const char *s, size_t len)
-{
-    if (t->oom)
-        return;
-    if (t->n + len + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (t->n + len + 1 > cap)
-            cap *= 2;
-        char *grown = realloc(t->p, cap);
-        if (grown == NULL) {
-            t->oom = 1;
-            return;
-        }
-        t->p = grown;
-        t->cap = cap;
-    }
-    memcpy(t->p + t->n, s, len);
-    t->n += len;
-    t->p[t->n] = '\0';
-}
-
-static void put_str(struct text *t, const char *s)
-{
-    put(t, s, strlen(s));
-}
 
 /* Characters a POSIX shell reads literally outside quotes. */
 static int shell_safe(const char *s)
@@ -57,19 +26,19 @@ static int shell_safe(const char *s)
 
 /* s as one shell word: as it is when nothing in it is special, else in single quotes (a
  * quote inside becoming '\''). */
-static void put_word(struct text *t, const char *s)
+static void put_word(struct ts_textbuf *t, const char *s)
 {
     if (shell_safe(s)) {
-        put_str(t, s);
+        textbuf_puts(t, s);
         return;
     }
-    put(t, "'", 1);
+    textbuf_put(t, "'", 1);
     for (const char *q; (q = strchr(s, '\'')) != NULL; s = q + 1) {
-        put(t, s, (size_t)(q - s));
-        put_str(t, "'\\''");
+        textbuf_put(t, s, (size_t)(q - s));
+        textbuf_puts(t, "'\\''");
     }
-    put_str(t, s);
-    put(t, "'", 1);
+    textbuf_puts(t, s);
+    textbuf_put(t, "'", 1);
 }
 
 static int contains_ci(const char *s, size_t len, const char *word)
@@ -124,7 +93,7 @@ static int is_header_option(const char *name, size_t len)
     return len >= 1 && len <= 6 && strncmp(name, "header", len) == 0;
 }
 
-static void put_header_word(struct text *t, const char *prefix, size_t prefix_len,
+static void put_header_word(struct ts_textbuf *t, const char *prefix, size_t prefix_len,
                             const char *value)
 {
     char *masked = redact_header(value);
@@ -141,7 +110,7 @@ static void put_header_word(struct text *t, const char *prefix, size_t prefix_le
 }
 
 /* One "--name[=value]" argument; returns what the next argument is. */
-static enum next_is put_long(struct text *t, const char *arg)
+static enum next_is put_long(struct ts_textbuf *t, const char *arg)
 {
     const char *name = arg + 2, *eq = strchr(name, '=');
     size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -152,8 +121,8 @@ static enum next_is put_long(struct text *t, const char *arg)
     }
     size_t prefix_len = (size_t)(eq - arg) + 1;
     if (key) {
-        put(t, arg, prefix_len);
-        put_str(t, TS_REDACTED);
+        textbuf_put(t, arg, prefix_len);
+        textbuf_puts(t, TS_REDACTED);
     } else if (header) {
         put_header_word(t, arg, prefix_len, eq + 1);
     } else {
@@ -163,7 +132,7 @@ static enum next_is put_long(struct text *t, const char *arg)
 }
 
 /* One bundle of short options ("-v", "-vH", "-HAuthorization: x", "-ofile"). */
-static enum next_is put_short(struct text *t, const char *arg)
+static enum next_is put_short(struct ts_textbuf *t, const char *arg)
 {
     for (const char *c = arg + 1; *c; c++) {
         if (*c == 'H') {
@@ -184,15 +153,15 @@ static enum next_is put_short(struct text *t, const char *arg)
 
 char *redact_command_line(int argc, char *const *argv)
 {
-    struct text t = {0};
+    struct ts_textbuf t = {0};
     enum next_is next = NEXT_PLAIN;
-    put_str(&t, "");
+    textbuf_puts(&t, "");
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (i > 0)
-            put(&t, " ", 1);
+            textbuf_put(&t, " ", 1);
         if (next == NEXT_SECRET) {
-            put_str(&t, TS_REDACTED);
+            textbuf_puts(&t, TS_REDACTED);
             next = NEXT_PLAIN;
         } else if (next == NEXT_HEADER) {
             put_header_word(&t, "", 0, arg);

@@ -2,6 +2,7 @@
  * knows the figures of a level, not how they were measured or where the results file is;
  * the only I/O is replacing a finished text file. */
 #include "tokstorm/summary.h"
+#include "tokstorm/textbuf.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -54,33 +55,6 @@ void summary_row_make(const struct ts_level_summary *s, const char *group, int c
 
 /* ---- CSV ---- */
 
-struct text {
-    char *p;
-    size_t n, cap;
-    int oom;
-};
-
-static void put(struct text *t, const char *s)
-{
-    size_t len = strlen(s);
-    if (t->oom)
-        return;
-    if (t->n + len + 1 > t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 1024;
-        while (t->n + len + 1 > cap)
-            cap *= 2;
-        char *grown = realloc(t->p, cap);
-        if (grown == NULL) {
-            t->oom = 1;
-            return;
-        }
-        t->p = grown;
-        t->cap = cap;
-    }
-    memcpy(t->p + t->n, s, len + 1);
-    t->n += len;
-}
-
 /* One field of a row as CSV text into buf ("" for NaN). */
 static void field_text(const struct ts_summary_row *r, const struct ts_summary_field *f, char *buf,
                        size_t len)
@@ -113,20 +87,20 @@ static void field_text(const struct ts_summary_row *r, const struct ts_summary_f
 
 char *summary_csv(const struct ts_summary_row *rows, size_t n)
 {
-    struct text t = {0};
+    struct ts_textbuf t = {0};
     char buf[64];
     for (size_t f = 0; f < ts_summary_n_fields; f++) {
-        put(&t, f ? "," : "");
-        put(&t, ts_summary_fields[f].name);
+        textbuf_puts(&t, f ? "," : "");
+        textbuf_puts(&t, ts_summary_fields[f].name);
     }
-    put(&t, "\n");
+    textbuf_puts(&t, "\n");
     for (size_t i = 0; i < n; i++) {
         for (size_t f = 0; f < ts_summary_n_fields; f++) {
             field_text(&rows[i], &ts_summary_fields[f], buf, sizeof buf);
-            put(&t, f ? "," : "");
-            put(&t, buf);
+            textbuf_puts(&t, f ? "," : "");
+            textbuf_puts(&t, buf);
         }
-        put(&t, "\n");
+        textbuf_puts(&t, "\n");
     }
     if (t.oom) {
         free(t.p);
