@@ -71,7 +71,8 @@ done
 echo "    tokstorm-mock --ttft 0 --step 50ms --max-batch 100000" >>"$WORK/commands"
 start_mock --ttft 0 --step 50ms --max-batch 100000
 run "mem-1k" --levels 1000 --max-tokens 40 --requests-per-stream 1
-run "mem-10k" --levels 10000 --max-tokens 40 --requests-per-stream 1 --timeout 120s
+run "mem-10k" --levels 10000 --max-tokens 40 --requests-per-stream 1 --timeout 120s -v
+grep -ho "preconnect: .*" "$WORK/mem-10k.out" | sed 's/^/    mem-10k /' >"$WORK/preconnect"
 
 # 4. The client's own timing error: 256 to 1,024 streams, first token after 20 ms, then one every
 #    20 ms, each chunk stamped by the mock with its send time (CLOCK_MONOTONIC, the clock
@@ -103,6 +104,9 @@ PYEOF
   done
 done
 
+echo
+echo "The 10,000-stream level's preconnect (-v):"
+cat "$WORK/preconnect"
 echo
 echo "Commands (CPU 0 runs the rank, CPU 1 the mock):"
 echo
