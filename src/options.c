@@ -42,6 +42,7 @@ enum {
     OPT_MAX_LEVEL,
     OPT_MAX_ERROR_RATE,
     OPT_SLO,
+    OPT_STALL_TIMEOUT,
 };
 
 static const struct option long_options[] = {
@@ -76,6 +77,7 @@ static const struct option long_options[] = {
     {"max-level", required_argument, NULL, OPT_MAX_LEVEL},
     {"max-error-rate", required_argument, NULL, OPT_MAX_ERROR_RATE},
     {"slo", required_argument, NULL, OPT_SLO},
+    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -148,7 +150,11 @@ void options_print_help(FILE *f)
         "  --ignore-eos            send \"ignore_eos\": true so each request runs to max_tokens\n"
         "  --timeout TIME          per request, whole transfer (default 600s)\n"
         "  --connect-timeout TIME  per connection attempt (default 10s)\n"
-        "  --max-event-bytes N     largest SSE event accepted (default 1M)\n"
+        "  --stall-timeout TIME    end a request as stalled once no byte of its answer has\n"
+        "                          come for TIME since it was written or since the last byte\n"
+        "                          (the wait for the first byte counts; default 0 = off)\n"
+        "  --max-event-bytes N     largest SSE event (or line) accepted; a longer one ends\n"
+        "                          the request as oversized (default 1048576, 1 MiB)\n"
         "\n"
         "Output:\n"
         "  -o, --out FILE          HDF5 results file (default tokstorm-results.h5)\n"
@@ -506,6 +512,12 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
         return parse_fraction("--max-error-rate", arg, 0, 1, &o->max_error_rate, msg, len);
     case OPT_SLO:
         return parse_slo(o, arg, msg, len);
+    case OPT_STALL_TIMEOUT:
+        if (strcmp(arg, "0") == 0) {
+            o->stall_timeout_ns = 0;
+            return 0;
+        }
+        return parse_time("--stall-timeout", arg, &o->stall_timeout_ns, msg, len);
     case 'v':
         o->verbose++;
         return 0;
