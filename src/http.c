@@ -444,6 +444,11 @@ static enum ts_transport transport_of(struct slot *sl, CURLcode rc, long os_errn
         /* A reset reads as ECONNRESET, or as EPIPE when it came before the request's write. */
         return os_errno == ECONNRESET || os_errno == EPIPE ? TS_TRANSPORT_RESET
                                                            : TS_TRANSPORT_BROKEN;
+    case CURLE_COULDNT_CONNECT:
+        /* A server that resets the connection as soon as it accepts it can beat libcurl's own
+         * check that the connect completed: the handshake was done, so it is a reset (a port
+         * that refuses connections gives ECONNREFUSED). */
+        return os_errno == ECONNRESET ? TS_TRANSPORT_RESET : TS_TRANSPORT_CONNECT;
     case CURLE_WRITE_ERROR:
         return TS_TRANSPORT_ABORTED;
     case CURLE_OPERATION_TIMEDOUT: {
@@ -455,7 +460,6 @@ static enum ts_transport transport_of(struct slot *sl, CURLcode rc, long os_errn
         return pretransfer_us > 0 || sl->xfer.first_byte_ns != 0 ? TS_TRANSPORT_TIMEOUT
                                                                  : TS_TRANSPORT_CONNECT;
     }
-    case CURLE_COULDNT_CONNECT:
     case CURLE_INTERFACE_FAILED: /* the local address could not be bound */
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
