@@ -183,7 +183,7 @@ static const char help_text[] =
     "  Request faults:\n"
     "    429          answer 429 with Retry-After: 1 and an OpenAI error body\n"
     "    500, 503     answer 500 or 503 with an OpenAI error body\n"
-    "    close        (stream) close the socket mid-stream, without the last chunk\n"
+    "    close        (stream) close the socket mid-stream: the rest never comes\n"
     "    stall        (stream) send nothing for --fault-stall mid-stream; tokens keep being\n"
     "                 generated meanwhile and go out together after it\n"
     "    malformed    (stream) one event mid-stream whose JSON is cut short; the stream\n"
