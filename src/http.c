@@ -71,6 +71,7 @@ struct ts_http {
     curl_socket_t ready_fd;     /* the socket libcurl is acting on for epoll */
     struct slot **done;         /* check_multi_info: the finished transfers of one pass */
     CURLcode *done_rc;          /* and how each ended */
+    int64_t stall_check_ns;     /* --stall-timeout: no request is due before this */
 
     /* The running run's periodic hook (NULL: none), and when it is next due. */
     const struct ts_http_tick *tick;
@@ -135,18 +136,13 @@ static int64_t arrival_ns(const struct slot *sl)
     return h->ready_ns != 0 && sl->fd == h->ready_fd ? h->ready_ns : clock_now_ns();
 }
 
-/* CURLOPT_HEADERFUNCTION: the status line stamps the first byte and gives the status. */
+/* CURLOPT_HEADERFUNCTION: the status line stamps the first byte and gives the status; the
+ * Content-Type says whether an event stream follows. */
 static size_t on_header(char *buf, size_t size, size_t n, void *userp)
 {
     struct slot *sl = userp;
     size_t len = size * n;
-    if (len > 9 && memcmp(buf, "HTTP/", 5) == 0) {
-        const char *sp = memchr(buf, ' ', len);
-        int status = 0;
-        if (sp != NULL && sp + 3 < buf + len)
-            status = (sp[1] - '0') * 100 + (sp[2] - '0') * 10 + (sp[3] - '0');
-        xfer_on_status(&sl->xfer, status, arrival_ns(sl));
-    }
+    xfer_on_header(&sl->xfer, buf, len, arrival_ns(sl));
     return len;
 }
 
@@ -442,11 +438,21 @@ static int start_next(struct ts_http *h, struct slot *sl, int64_t now_ns)
     return 1;
 }
 
-static enum ts_transport transport_of(struct slot *sl, CURLcode rc)
+static enum ts_transport transport_of(struct slot *sl, CURLcode rc, long os_errno)
 {
     switch (rc) {
     case CURLE_OK:
         return TS_TRANSPORT_OK;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+        /* A reset reads as ECONNRESET, or as EPIPE when it came before the request's write. */
+        return os_errno == ECONNRESET || os_errno == EPIPE ? TS_TRANSPORT_RESET
+                                                           : TS_TRANSPORT_BROKEN;
+    case CURLE_COULDNT_CONNECT:
+        /* A server that resets the connection as soon as it accepts it can beat libcurl's own
+         * check that the connect completed: the handshake was done, so it is a reset (a port
+         * that refuses connections gives ECONNREFUSED). */
+        return os_errno == ECONNRESET ? TS_TRANSPORT_RESET : TS_TRANSPORT_CONNECT;
     case CURLE_WRITE_ERROR:
         return TS_TRANSPORT_ABORTED;
     case CURLE_OPERATION_TIMEDOUT: {
@@ -458,7 +464,6 @@ static enum ts_transport transport_of(struct slot *sl, CURLcode rc)
         return pretransfer_us > 0 || sl->xfer.first_byte_ns != 0 ? TS_TRANSPORT_TIMEOUT
                                                                  : TS_TRANSPORT_CONNECT;
     }
-    case CURLE_COULDNT_CONNECT:
     case CURLE_INTERFACE_FAILED: /* the local address could not be bound */
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
@@ -466,6 +471,22 @@ static enum ts_transport transport_of(struct slot *sl, CURLcode rc)
     default:
         return TS_TRANSPORT_BROKEN;
     }
+}
+
+/* Hands slot sl's ended request to the driver, then gives the slot back (open loop) or lets
+ * its stream start its next request (closed loop). */
+static void report_done(struct ts_http *h, struct slot *sl, enum ts_transport how,
+                        const char *detail, int64_t now)
+{
+    if (h->open != NULL) {
+        h->open->done(h->open->ctx, sl->stream, &sl->xfer, how, detail, now);
+        if (h->n_free == 0)
+            h->blocked_until_ns = now; /* whatever was due by now had to wait */
+        h->free_slots[h->n_free++] = sl->stream;
+        return;
+    }
+    h->driver->done(h->driver->ctx, sl->stream, &sl->xfer, how, detail, now);
+    start_next(h, sl, clock_now_ns());
 }
 
 /* Reaps finished transfers, reports them, and lets each stream start its next request.
@@ -509,7 +530,7 @@ static void check_multi_info(struct ts_http *h)
             continue;
         }
         int64_t now = clock_now_ns();
-        enum ts_transport how = transport_of(sl, rc);
+        enum ts_transport how = transport_of(sl, rc, os_errno);
         const char *detail = NULL;
         if (no_port) {
             if (sl->bind_addr == NULL && h->local_addr[0] == '\0')
@@ -526,16 +547,43 @@ static void check_multi_info(struct ts_http *h)
                      os_errno ? strerror((int)os_errno) : "", os_errno ? ")" : "");
             detail = sl->detail;
         }
-        if (h->open != NULL) {
-            h->open->done(h->open->ctx, sl->stream, &sl->xfer, how, detail, now);
-            if (h->n_free == 0)
-                h->blocked_until_ns = now; /* whatever was due by now had to wait */
-            h->free_slots[h->n_free++] = sl->stream;
+        report_done(h, sl, how, detail, now);
+    }
+}
+
+/* --stall-timeout: ends, as stalled, every request that has been written and has received
+ * no byte for that long. libcurl's low-speed limit cannot say this: CURLOPT_LOW_SPEED_TIME
+ * counts whole seconds and compares an average rate over them, so a stream that sends a byte
+ * now and then keeps passing it. So the loop checks: one walk over the slots ends the stalled
+ * ones and finds the earliest deadline still to come. Bytes only move deadlines later, and a
+ * request written after the walk is due a whole timeout after it, so nothing can be due before
+ * that deadline, and the next walk waits for it: a level of steadily streaming requests costs
+ * about one walk per timeout, however many events arrive. */
+static void check_stalls(struct ts_http *h, int64_t now)
+{
+    int64_t stall_ns = h->cfg.stall_timeout_ns;
+    int64_t next_ns = now + stall_ns;
+    for (int64_t i = 0; i < h->n_slots; i++) {
+        struct slot *sl = h->slots[i];
+        int64_t last_ns = sl->xfer.last_byte_ns;
+        if (!sl->busy || last_ns == 0)
+            continue; /* idle, or not written yet: --connect-timeout's */
+        if (now - last_ns < stall_ns) {
+            if (last_ns + stall_ns < next_ns)
+                next_ns = last_ns + stall_ns;
             continue;
         }
-        h->driver->done(h->driver->ctx, sl->stream, &sl->xfer, how, detail, now);
-        start_next(h, sl, clock_now_ns());
+        /* Outside libcurl's callbacks, so the handle may go; an unfinished transfer's
+         * connection is closed with it, never reused. */
+        curl_multi_remove_handle(h->multi, sl->easy);
+        sl->busy = 0;
+        h->in_flight--;
+        snprintf(sl->detail, sizeof sl->detail, "no byte for %.3f s (--stall-timeout)",
+                 (double)(now - last_ns) / 1e9);
+        /* May start the stream's next request on sl: not written yet, so skipped above. */
+        report_done(h, sl, TS_TRANSPORT_STALLED, sl->detail, now);
     }
+    h->stall_check_ns = next_ns;
 }
 
 static int socket_action(struct ts_http *h, curl_socket_t s, int flags, char *msg, size_t len)
@@ -586,6 +634,14 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
         int64_t left = h->timer_deadline_ns - now;
         wait_ms = left <= 0 ? 0 : left >= 1000000000 ? 1000 : (int)((left + 999999) / 1000000);
     }
+    /* Preconnect probes (no driver) hold their answers on purpose: never stalled. */
+    int stall_checks = h->cfg.stall_timeout_ns > 0 && (h->driver != NULL || h->open != NULL);
+    if (stall_checks) {
+        int64_t left = h->stall_check_ns - now;
+        int stall_ms = left <= 0 ? 0 : left >= 1000000000 ? 1000 : (int)((left + 999999) / 1000000);
+        if (stall_ms < wait_ms)
+            wait_ms = stall_ms;
+    }
     if (wake_ns >= 0) {
         /* Armed relative to now: clock_now_ns may carry a test offset (clock.h) that the
          * kernel's own clock does not. */
@@ -635,6 +691,11 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
         h->timer_deadline_ns = -1;
         rc = socket_action(h, CURL_SOCKET_TIMEOUT, 0, msg, msg_len);
         check_multi_info(h);
+    }
+    if (rc == 0 && stall_checks) {
+        int64_t t = clock_now_ns();
+        if (t >= h->stall_check_ns)
+            check_stalls(h, t);
     }
     if (rc == 0)
         tick_if_due(h);

@@ -47,6 +47,7 @@ enum {
     OPT_CSV,
     OPT_RECORD_TOKENS,
     OPT_PROGRESS,
+    OPT_STALL_TIMEOUT,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +86,7 @@ static const struct option long_options[] = {
     {"csv", required_argument, NULL, OPT_CSV},
     {"record-tokens", no_argument, NULL, OPT_RECORD_TOKENS},
     {"progress", required_argument, NULL, OPT_PROGRESS},
+    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -157,7 +159,11 @@ void options_print_help(FILE *f)
         "  --ignore-eos            send \"ignore_eos\": true so each request runs to max_tokens\n"
         "  --timeout TIME          per request, whole transfer (default 600s)\n"
         "  --connect-timeout TIME  per connection attempt (default 10s)\n"
-        "  --max-event-bytes N     largest SSE event accepted (default 1M)\n"
+        "  --stall-timeout TIME    end a request as stalled once no byte of its answer has\n"
+        "                          come for TIME since it was written or since the last byte\n"
+        "                          (the wait for the first byte counts; default 0 = off)\n"
+        "  --max-event-bytes N     largest SSE event (or line) accepted; a longer one ends\n"
+        "                          the request as oversized (default 1048576, 1 MiB)\n"
         "\n"
         "Output:\n"
         "  -o, --out FILE          HDF5 results file (default tokstorm-results.h5); its layout:\n"
@@ -547,6 +553,12 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
             }
         snprintf(msg, len, "--progress: '%s' is not one of auto, on, off", arg);
         return TS_OPT_ERR;
+    case OPT_STALL_TIMEOUT:
+        if (strcmp(arg, "0") == 0) {
+            o->stall_timeout_ns = 0;
+            return 0;
+        }
+        return parse_time("--stall-timeout", arg, &o->stall_timeout_ns, msg, len);
     case 'v':
         o->verbose++;
         return 0;

@@ -87,6 +87,11 @@ static void add_request_and_output(cJSON *j, const struct ts_options *o)
     cJSON_AddNumberToObject(j, "timeout", (double)o->timeout_ns / 1e9);
     cJSON_AddNumberToObject(j, "connect-timeout", (double)o->connect_timeout_ns / 1e9);
     cJSON_AddNumberToObject(j, "max-event-bytes", (double)o->max_event_bytes);
+    /* 0 (off) as null, like the other limits that do not apply. */
+    if (o->stall_timeout_ns > 0)
+        cJSON_AddNumberToObject(j, "stall-timeout", (double)o->stall_timeout_ns / 1e9);
+    else
+        cJSON_AddNullToObject(j, "stall-timeout");
     cJSON_AddStringToObject(j, "out", o->out_path);
     add_string_or_null(j, "json", o->json_path);
     add_string_or_null(j, "csv", o->csv_path);

@@ -194,6 +194,7 @@ static int preflight(struct run_ctx *r, char *msg)
         .timeout_ns = r->opt.timeout_ns < cap_ns ? r->opt.timeout_ns : cap_ns,
         .connect_timeout_ns =
             r->opt.connect_timeout_ns < cap_ns / 2 ? r->opt.connect_timeout_ns : cap_ns / 2,
+        .stall_timeout_ns = r->opt.stall_timeout_ns,
         .max_event_bytes = r->opt.max_event_bytes,
         .max_streams = 1,
         .debug = r->opt.verbose >= 2,
@@ -324,6 +325,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
             .api = r->opt.api,
             .timeout_ns = r->opt.timeout_ns,
             .connect_timeout_ns = r->opt.connect_timeout_ns,
+            .stall_timeout_ns = r->opt.stall_timeout_ns,
             .max_event_bytes = r->opt.max_event_bytes,
             .max_streams = max_local,
             .debug = r->opt.verbose >= 2,

@@ -265,5 +265,22 @@ int main(void)
     REJECTS("--csv: tokstorm-results.h5 is also the --out file", "--url", "http://x", "--csv",
             "tokstorm-results.h5");
     REJECTS("--csv: s is also the --json file", "--url", "http://x", "--json", "s", "--csv", "s");
+
+    /* Hostile servers: the stall timeout (off by default) and the event size cap. */
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x"), 0);
+    CHECK(o.stall_timeout_ns == 0 && o.max_event_bytes == 1048576);
+    options_free(&o);
+    CHECK_EQ_INT(
+        PARSE(&o, msg, "--url", "http://x", "--stall-timeout", "1.5", "--max-event-bytes", "8M"),
+        0);
+    CHECK(o.stall_timeout_ns == 1500000000LL && o.max_event_bytes == 8000000);
+    options_free(&o);
+    CHECK_EQ_INT(
+        PARSE(&o, msg, "--url", "http://x", "--stall-timeout", "250ms", "--stall-timeout", "0"), 0);
+    CHECK_EQ_INT(o.stall_timeout_ns, 0);
+    options_free(&o);
+    REJECTS("--stall-timeout: '-1s' is not", "--url", "http://x", "--stall-timeout", "-1s");
+    REJECTS("--stall-timeout: '10us' is below 1ms", "--url", "http://x", "--stall-timeout", "10us");
+    REJECTS("--max-event-bytes: '0' is not", "--url", "http://x", "--max-event-bytes", "0");
     return check_report("options");
 }

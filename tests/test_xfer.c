@@ -112,6 +112,74 @@ static void test_stamps(struct ts_xfer *x)
     free(s);
 }
 
+/* Feeds the header lines of one response, CRLF-terminated as libcurl hands them over. */
+static void headers(struct ts_xfer *x, const char *const *lines, int64_t now_ns)
+{
+    for (; *lines; lines++)
+        xfer_on_header(x, *lines, strlen(*lines), now_ns);
+}
+
+/* Header lines: the status, the Content-Type of the answer, and the stall clock. */
+static void test_headers(struct ts_xfer *x)
+{
+    struct ts_row row;
+    const char *sse[] = {"HTTP/1.1 200 OK\r\n",
+                         "content-type: Text/Event-Stream; charset=utf-8\r\n", "\r\n", NULL};
+    xfer_begin(x, 1000);
+    CHECK_EQ_INT(x->last_byte_ns, 0); /* not written yet: no stall clock */
+    xfer_on_sent(x, 1, 2000);
+    CHECK_EQ_INT(x->last_byte_ns, 2000);
+    headers(x, sse, 3000);
+    CHECK_EQ_INT(x->http_status, 200);
+    CHECK_EQ_INT(x->first_byte_ns, 3000);
+    CHECK_EQ_INT(x->last_byte_ns, 3000);
+    CHECK_EQ_INT(xfer_on_body(x, chat_stream, strlen(chat_stream), 4000), 0);
+    CHECK_EQ_INT(x->last_byte_ns, 4000);
+    xfer_finish(x, TS_TRANSPORT_OK, NULL, 5000, 0, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_NONE);
+    CHECK_EQ_INT(row.output_tokens, 7);
+
+    /* A 200 answer that is not an event stream fails at its first body byte. */
+    const char *json[] = {"HTTP/1.1 200 OK\r\n", "Content-Type: application/json\r\n", "\r\n",
+                          NULL};
+    xfer_begin(x, 1000);
+    headers(x, json, 3000);
+    CHECK_EQ_INT(xfer_on_body(x, "{\"choices\":[]}", 14, 4000), -1);
+    xfer_finish(x, TS_TRANSPORT_ABORTED, "Failure writing output", 5000, 0, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_MALFORMED);
+    CHECK_EQ_INT(row.http_status, 200);
+    CHECK(strstr(x->message, "'application/json', not text/event-stream") != NULL);
+
+    /* An error's JSON body is its message, and no Content-Type at all is accepted. */
+    const char *err[] = {"HTTP/1.1 503 Service Unavailable\r\n",
+                         "Content-Type: application/json\r\n", "Retry-After: 1\r\n", NULL};
+    xfer_begin(x, 1000);
+    headers(x, err, 3000);
+    CHECK_EQ_INT(xfer_on_body(x, "{\"error\":{\"message\":\"busy\"}}", 28, 4000), 0);
+    xfer_finish(x, TS_TRANSPORT_OK, NULL, 5000, 0, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_HTTP_5XX);
+    CHECK_EQ_INT(row.http_status, 503);
+    CHECK_EQ_STR(x->message, "{\"error\":{\"message\":\"busy\"}}");
+    const char *bare[] = {"HTTP/1.1 200 OK\r\n", "\r\n", NULL};
+    xfer_begin(x, 1000);
+    headers(x, bare, 3000);
+    CHECK_EQ_INT(xfer_on_body(x, chat_stream, strlen(chat_stream), 4000), 0);
+    xfer_finish(x, TS_TRANSPORT_OK, NULL, 5000, 0, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_NONE);
+
+    /* A status line that is not one gives status 0; a second response's headers decide. */
+    const char *odd[] = {"HTTP/1.1 2x0 OK\r\n", NULL};
+    xfer_begin(x, 1000);
+    headers(x, odd, 3000);
+    CHECK_EQ_INT(x->http_status, 0);
+    const char *twice[] = {"HTTP/1.1 200 OK\r\n", "Content-Type: text/html\r\n", "HTTP/2 200 \r\n",
+                           "content-type:text/event-stream\r\n", NULL};
+    xfer_begin(x, 1000);
+    headers(x, twice, 3000);
+    CHECK_EQ_INT(x->http_status, 200);
+    CHECK_EQ_INT(x->not_sse, 0);
+}
+
 int main(void)
 {
     struct ts_xfer x;
@@ -186,16 +254,43 @@ int main(void)
     CHECK_EQ_INT(row.error_class, TS_ERR_STREAM);
     CHECK(strstr(x.message, "KV cache exhausted") != NULL);
     CHECK_EQ_INT(row.output_tokens, 0);
+    /* An event that is not JSON is malformed, however it is cut, and its tokens so far are
+     * not counted. */
+    const char *bad_json = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n"
+                           "data: {\"choices\":[{\"delta\":{\"content\":\" bro\n\n"
+                           "data: [DONE]\n\n";
+    same = 1;
+    for (size_t piece = 1; piece <= strlen(bad_json); piece++) {
+        run(&x, 200, bad_json, piece, TS_TRANSPORT_OK, &row);
+        same &= row.error_class == TS_ERR_MALFORMED && row.output_tokens == 0 &&
+                row.http_status == 200 && strstr(x.message, "malformed event") != NULL;
+    }
+    CHECK(same);
     run(&x, 200, "data: {oops\n\n", 1000, TS_TRANSPORT_OK, &row);
-    CHECK_EQ_INT(row.error_class, TS_ERR_STREAM);
+    CHECK_EQ_INT(row.error_class, TS_ERR_MALFORMED);
 
-    /* An event over the size cap (4096 here) ends the request. */
+    /* An event over the size cap (4096 here) ends the request as oversized, on one line or
+     * over several data lines, whether it arrives whole or a byte at a time. */
     char big[6000];
     memset(big, 'x', sizeof big);
     memcpy(big, "data: ", 6);
     big[sizeof big - 1] = '\0';
     run(&x, 200, big, 1000, TS_TRANSPORT_OK, &row);
-    CHECK_EQ_INT(row.error_class, TS_ERR_STREAM);
+    CHECK_EQ_INT(row.error_class, TS_ERR_OVERSIZED);
+    CHECK(strstr(x.message, "4096 bytes") != NULL);
+    run(&x, 200, big, 1, TS_TRANSPORT_OK, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_OVERSIZED);
+    for (size_t i = 1000; i + 7 < sizeof big; i += 1000)
+        memcpy(big + i, "\ndata: ", 7);
+    run(&x, 200, big, 1000, TS_TRANSPORT_OK, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_OVERSIZED);
+    CHECK_EQ_INT(row.output_tokens, 0);
+
+    /* 429 is rate limiting, not just any 4xx. */
+    run(&x, 429, "{\"error\":{\"message\":\"slow down\"}}", 100, TS_TRANSPORT_OK, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_RATE_LIMITED);
+    CHECK_EQ_INT(row.http_status, 429);
+    CHECK(strstr(x.message, "slow down") != NULL);
 
     /* Transport failures. */
     xfer_begin(&x, 1000);
@@ -210,6 +305,20 @@ int main(void)
     xfer_begin(&x, 1000);
     xfer_finish(&x, TS_TRANSPORT_BROKEN, "Empty reply from server", 2000, 0, &row);
     CHECK_EQ_INT(row.error_class, TS_ERR_CONNECT);
+    /* A reset is a reset before the answer or during it; the stall timeout wins over what
+     * was seen, as the timeout does. */
+    xfer_begin(&x, 1000);
+    xfer_finish(&x, TS_TRANSPORT_RESET, "Connection reset by peer", 2000, 0, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_RESET);
+    run(&x, 200, cut, 1000, TS_TRANSPORT_RESET, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_RESET);
+    CHECK_EQ_INT(row.output_tokens, 0);
+    run(&x, 200, cut, 1000, TS_TRANSPORT_STALLED, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_STALLED);
+    CHECK_EQ_INT(row.output_tokens, 0);
+    CHECK_EQ_STR(x.message, "curl says no");
+
+    test_headers(&x);
 
     /* Many tokens: the arrival-time array grows past its first allocation. */
     xfer_begin(&x, 0);

@@ -18,6 +18,7 @@ struct ts_http_config {
     enum ts_api_kind api;       /* dialect of the responses */
     int64_t timeout_ns;         /* whole transfer */
     int64_t connect_timeout_ns; /* one connection attempt */
+    int64_t stall_timeout_ns;   /* no response byte for this long after the write; 0 = off */
     size_t max_event_bytes;     /* cap on one SSE event */
     int64_t max_streams;        /* slots to allocate up front (more are made when a run asks) */
     int debug;                  /* libcurl verbose output on stderr */

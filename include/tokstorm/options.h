@@ -37,6 +37,7 @@ struct ts_options {
     int64_t warmup;              /* unmeasured requests per stream before the measured ones */
     int64_t timeout_ns;          /* per request, whole transfer */
     int64_t connect_timeout_ns;  /* per connection attempt */
+    int64_t stall_timeout_ns;    /* no answer byte for this long ends a request; 0 = off */
     size_t max_event_bytes;      /* cap on one SSE event */
     char *prompts_path;          /* NULL = the bundled prompts/coding.jsonl */
     char *out_path;              /* HDF5 results file */

@@ -14,14 +14,19 @@
 
 /* Why a request failed. Order is the file format's: append, never renumber. */
 enum ts_err_class {
-    TS_ERR_NONE = 0,       /* success */
-    TS_ERR_HTTP_4XX = 1,   /* the server answered 4xx */
-    TS_ERR_HTTP_5XX = 2,   /* the server answered 5xx */
-    TS_ERR_CONNECT = 3,    /* no connection, or it failed before any response byte */
-    TS_ERR_TIMEOUT = 4,    /* --timeout expired */
-    TS_ERR_TRUNCATED = 5,  /* the stream ended without [DONE] or a finish_reason */
-    TS_ERR_STREAM = 6,     /* an error object (or unreadable event) inside the stream */
-    TS_ERR_HTTP_OTHER = 7, /* any other non-2xx status (1xx, 3xx) */
+    TS_ERR_NONE = 0,         /* success */
+    TS_ERR_HTTP_4XX = 1,     /* the server answered 4xx */
+    TS_ERR_HTTP_5XX = 2,     /* the server answered 5xx */
+    TS_ERR_CONNECT = 3,      /* no connection, or it failed before any response byte */
+    TS_ERR_TIMEOUT = 4,      /* --timeout expired */
+    TS_ERR_TRUNCATED = 5,    /* the stream ended without [DONE] or a finish_reason */
+    TS_ERR_STREAM = 6,       /* an error object inside the stream (or no memory to parse it) */
+    TS_ERR_HTTP_OTHER = 7,   /* any other non-2xx status (1xx, 3xx) */
+    TS_ERR_RATE_LIMITED = 8, /* the server answered 429 Too Many Requests */
+    TS_ERR_RESET = 9,        /* the server reset the connection (TCP RST), at any point */
+    TS_ERR_STALLED = 10,     /* no byte arrived for --stall-timeout */
+    TS_ERR_MALFORMED = 11,   /* an event that is not JSON, or a 2xx answer that is not SSE */
+    TS_ERR_OVERSIZED = 12,   /* an event (or line) longer than --max-event-bytes */
     TS_ERR__COUNT
 };
 

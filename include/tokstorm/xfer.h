@@ -19,6 +19,8 @@ enum ts_transport {
     TS_TRANSPORT_TIMEOUT = 2, /* the per-request timeout expired */
     TS_TRANSPORT_BROKEN = 3,  /* the connection failed after the response began */
     TS_TRANSPORT_ABORTED = 4, /* xfer_on_body asked to stop (error event, oversize) */
+    TS_TRANSPORT_RESET = 5,   /* the peer reset the connection (ECONNRESET, EPIPE) */
+    TS_TRANSPORT_STALLED = 6, /* the loop ended it: no byte for the stall timeout */
 };
 
 struct ts_xfer {
@@ -32,6 +34,10 @@ struct ts_xfer {
     int64_t content_events;
     int64_t usage_prompt_tokens, usage_completion_tokens;
     int has_usage, saw_done, saw_finish, saw_error;
+    int malformed;              /* an event that is not JSON, or a 2xx body that is not SSE */
+    int oversized;              /* an event or line over the parser's cap */
+    int not_sse;                /* the response's Content-Type names something else than SSE */
+    int64_t last_byte_ns;       /* the last response byte, or the request's write; 0 = not written */
     struct ts_api_memo memo;    /* this request's last token event (api.h) */
     int64_t *token_ns;          /* arrival time of each content event, for inter-token gaps */
     int64_t *stamp_ns;          /* beside it: the server's send stamp of that event (0 = none) */
@@ -54,9 +60,15 @@ void xfer_on_sent(struct ts_xfer *x, int reused, int64_t now_ns);
 /* The response's status line arrived: the first byte. */
 void xfer_on_status(struct ts_xfer *x, int http_status, int64_t now_ns);
 
+/* One response header line (status line included, with or without its CRLF) arrived at
+ * now_ns: the status line gives the status (xfer_on_status), Content-Type says whether the
+ * body is an event stream (one that names another type is failed as malformed at its first
+ * body byte, when the status is 2xx; no Content-Type at all is accepted). */
+void xfer_on_header(struct ts_xfer *x, const char *line, size_t len, int64_t now_ns);
+
 /* Response body bytes arrived at now_ns. Returns 0 to go on, or -1 when the request has
- * failed for good (error event, malformed or oversized event) and the transfer should be
- * cancelled; the reason is already recorded. */
+ * failed for good (error event, malformed or oversized event, a 2xx body that is not an event
+ * stream) and the transfer should be cancelled; the reason is already recorded. */
 int xfer_on_body(struct ts_xfer *x, const char *buf, size_t len, int64_t now_ns);
 
 /* Ends the request at now_ns and fills the timing, token, status and error fields of *row

@@ -1,10 +1,11 @@
 /* mock_conn.c: one client connection: reads and parses requests, routes them, writes
- * responses and stream chunks, and decides when the connection closes. It glues the HTTP
- * parser, the OpenAI renderers and the engine together; it knows nothing of epoll_wait, the
- * timer or the listening socket. */
+ * responses and stream chunks, decides when the connection closes, and carries out the faults
+ * mock_fault.c draws for it. It glues the HTTP parser, the OpenAI renderers and the engine
+ * together; it knows nothing of epoll_wait, the timer or the listening socket. */
 #include "mock_conn.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,8 @@ static void conn_sync_interest(struct mock_conn *c)
         want |= EPOLLIN;
         break;
     }
-    if (mock_buf_len(&c->out) > 0)
+    /* Held output waits for the timer, not for room in the socket (which is always there). */
+    if (mock_buf_len(&c->out) > 0 && c->hold_until_ns == 0)
         want |= EPOLLOUT;
     if (want == c->epoll_events)
         return;
@@ -81,11 +83,14 @@ static void conn_sync_interest(struct mock_conn *c)
     c->epoll_events = want;
 }
 
-/* Sends what the socket takes now; the rest waits for EPOLLOUT. */
+/* Sends what the socket takes now; the rest waits for EPOLLOUT (or, held by a stall fault,
+ * for the end of the stall). The split fault sends one byte per send(). */
 static void conn_flush(struct mock_conn *c)
 {
-    while (!c->dead && mock_buf_len(&c->out) > 0) {
-        ssize_t n = send(c->fd, mock_buf_head(&c->out), mock_buf_len(&c->out), MSG_NOSIGNAL);
+    size_t most = c->fault == MOCK_FAULT_SPLIT ? 1 : SIZE_MAX;
+    while (!c->dead && c->hold_until_ns == 0 && mock_buf_len(&c->out) > 0) {
+        size_t len = mock_buf_len(&c->out);
+        ssize_t n = send(c->fd, mock_buf_head(&c->out), len < most ? len : most, MSG_NOSIGNAL);
         if (n > 0)
             mock_buf_consume(&c->out, (size_t)n);
         else if (n < 0 && errno == EINTR)
@@ -163,6 +168,25 @@ static void conn_start_generation(struct mock_conn *c, enum mock_api api)
         conn_reply_error(c, rc == -1 ? 400 : 500, err, NULL);
         return;
     }
+    c->fault = mock_fault_pick_request(&srv->faults, c->reply.stream);
+    c->fault_token = mock_fault_trigger_token(c->reply.max_tokens);
+    c->fault_done = false;
+    switch (c->fault) {
+    case MOCK_FAULT_429:
+    case MOCK_FAULT_500:
+    case MOCK_FAULT_503: {
+        int status = c->fault == MOCK_FAULT_429 ? 429 : c->fault == MOCK_FAULT_500 ? 500 : 503;
+        mock_openai_reply_free(&c->reply);
+        conn_reply_error(c, status, "injected fault (tokstorm-mock --fault)",
+                         status == 429 ? "Retry-After: 1\r\n" : NULL);
+        return;
+    }
+    case MOCK_FAULT_NOT_SSE:
+        c->reply.stream = false; /* the whole answer as JSON, when the tokens are done */
+        break;
+    default:
+        break;
+    }
     if (c->reply.stream) {
         /* HTTP/1.0 has no chunked encoding: the body then ends when the server closes. */
         c->chunked = c->req.minor_version >= 1;
@@ -187,6 +211,7 @@ static void conn_start_generation(struct mock_conn *c, enum mock_api api)
 
 static void conn_route(struct mock_conn *c)
 {
+    c->fault = MOCK_FAULT_NONE; /* drawn afresh for each generation request */
     const char *path = c->req.path;
     enum mock_http_method method = c->req.method;
     bool chat = strcmp(path, "/v1/chat/completions") == 0;
@@ -348,6 +373,15 @@ static void conn_read(struct mock_conn *c)
 
 int mock_conn_open(struct mock_server *srv, int fd)
 {
+    enum mock_fault fault = mock_fault_pick_connection(&srv->faults);
+    if (fault == MOCK_FAULT_RESET) {
+        /* Closing with a zero linger time aborts the connection: RST instead of FIN. */
+        struct linger abort_now = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort_now, sizeof abort_now);
+        close(fd);
+        srv->stats.connections++;
+        return 0;
+    }
     struct mock_conn *c = calloc(1, sizeof *c);
     if (!c) {
         close(fd);
@@ -371,12 +405,52 @@ int mock_conn_open(struct mock_server *srv, int fd)
     srv->stats.connections++;
     if (srv->open_connections > srv->stats.max_connections)
         srv->stats.max_connections = srv->open_connections;
+    if (fault == MOCK_FAULT_REFUSE) {
+        /* FIN at once, then read whatever the client sends until it closes: a plain close
+         * would answer the request's bytes with RST, and the client would see a reset. */
+        shutdown(fd, SHUT_WR);
+        c->phase = MOCK_CONN_LINGER;
+    }
     return 0;
+}
+
+static void conn_unhold(struct mock_conn *c)
+{
+    struct mock_conn **p = &c->srv->held;
+    while (*p != NULL && *p != c)
+        p = &(*p)->held_next;
+    if (*p == c)
+        *p = c->held_next;
+    c->held_next = NULL;
+    c->hold_until_ns = 0;
+}
+
+int64_t mock_conn_next_hold_ns(const struct mock_server *srv)
+{
+    int64_t due = INT64_MAX;
+    for (const struct mock_conn *c = srv->held; c; c = c->held_next)
+        if (c->hold_until_ns < due)
+            due = c->hold_until_ns;
+    return due;
+}
+
+void mock_conn_release_holds(struct mock_server *srv, int64_t now_ns)
+{
+    struct mock_conn *c = srv->held, *next;
+    for (; c; c = next) {
+        next = c->held_next;
+        if (c->hold_until_ns <= now_ns) {
+            conn_unhold(c);
+            conn_defer(c); /* conn_advance sends the output and moves a finished response on */
+        }
+    }
 }
 
 static void conn_free(struct mock_conn *c)
 {
     struct mock_server *srv = c->srv;
+    if (c->hold_until_ns != 0)
+        conn_unhold(c);
     /* May fire hooks for other connections; they only write or defer, never free. */
     mock_engine_cancel(&srv->engine, &c->stream, clock_now_ns());
     mock_openai_reply_free(&c->reply);
@@ -427,6 +501,48 @@ void mock_conn_close_all(struct mock_server *srv)
     mock_conn_run_pending(srv);
 }
 
+/* The mid-stream faults, right after the tokens of the step that reached c->fault_token were
+ * queued. */
+static void conn_fault_mid_stream(struct mock_conn *c)
+{
+    struct mock_server *srv = c->srv;
+    const struct mock_fault_config *cfg = &srv->faults.cfg;
+    c->fault_done = true;
+    int rc = 0;
+    switch (c->fault) {
+    case MOCK_FAULT_CLOSE:
+        conn_flush(c); /* what the socket takes goes; then the connection is gone */
+        conn_kill(c);
+        return;
+    case MOCK_FAULT_STALL:
+        conn_flush(c);
+        if (c->dead)
+            return;
+        c->hold_until_ns = clock_now_ns() + cfg->stall_ns;
+        c->held_next = srv->held;
+        srv->held = c;
+        conn_sync_interest(c);
+        return;
+    case MOCK_FAULT_MALFORMED:
+        rc = mock_openai_render_malformed(&c->reply, conn_scratch(c));
+        break;
+    case MOCK_FAULT_ERROR_EVENT:
+        rc = mock_openai_render_error_event("injected fault (tokstorm-mock --fault error-event)",
+                                            conn_scratch(c));
+        break;
+    case MOCK_FAULT_HUGE_EVENT:
+        rc = mock_openai_render_huge(&c->reply, cfg->huge_event_bytes, clock_now_ns(),
+                                     conn_scratch(c));
+        break;
+    default:
+        return; /* split, no-finish, not-sse act elsewhere */
+    }
+    if (rc != 0)
+        conn_kill(c);
+    else
+        conn_queue_event(c);
+}
+
 void mock_conn_on_tokens(void *ctx, struct mock_stream *s, int64_t n)
 {
     struct mock_conn *c = conn_of_stream(s);
@@ -444,6 +560,11 @@ void mock_conn_on_tokens(void *ctx, struct mock_stream *s, int64_t n)
         }
     }
     c->srv->stats.tokens_sent += n;
+    if (c->fault >= MOCK_FAULT_CLOSE && !c->fault_done && s->emitted_tokens >= c->fault_token) {
+        conn_fault_mid_stream(c);
+        if (c->dead)
+            return;
+    }
     /* With EPOLLOUT registered the socket is known full: the loop drains it when it can. */
     if (!(c->epoll_events & EPOLLOUT))
         conn_flush(c);
@@ -484,6 +605,12 @@ void mock_conn_on_finish(void *ctx, struct mock_stream *s)
 {
     struct mock_server *srv = ctx;
     struct mock_conn *c = conn_of_stream(s);
+    if (!c->dead && c->fault == MOCK_FAULT_NO_FINISH) {
+        /* Every token is out; the end never comes. The connection stays open, read for the
+         * client's hang-up (phase GENERATING), until the client gives up. */
+        mock_openai_reply_free(&c->reply);
+        return;
+    }
     if (!c->dead) {
         if (c->reply.stream)
             conn_end_stream(c);

@@ -30,20 +30,26 @@ struct mock_conn {
     int fd;
     uint32_t epoll_events; /* interest currently registered */
     enum mock_conn_phase phase;
-    bool pending;        /* on srv->pending */
-    bool dead;           /* to be closed and freed by the next mock_conn_run_pending */
-    bool peer_eof;       /* the client shut its write side; nothing more will be read */
-    bool keep_alive;     /* the current request allows another after it */
-    bool chunked;        /* the current stream is framed as HTTP chunks */
-    struct mock_buf in;  /* received bytes not yet consumed */
-    struct mock_buf out; /* bytes not yet accepted by the socket */
+    bool pending;                /* on srv->pending */
+    bool dead;                   /* to be closed and freed by the next mock_conn_run_pending */
+    bool peer_eof;               /* the client shut its write side; nothing more will be read */
+    bool keep_alive;             /* the current request allows another after it */
+    bool chunked;                /* the current stream is framed as HTTP chunks */
+    enum mock_fault fault;       /* the current request's injected fault, or NONE */
+    int64_t fault_token;         /* a mid-stream fault acts once this token is out */
+    bool fault_done;             /* ... and it has */
+    int64_t hold_until_ns;       /* stall fault: nothing is sent before this; 0 = not held */
+    struct mock_conn *held_next; /* srv->held, while held */
+    struct mock_buf in;          /* received bytes not yet consumed */
+    struct mock_buf out;         /* bytes not yet accepted by the socket */
     size_t head_scanned_bytes;
     struct mock_http_request req;
     struct mock_openai_reply reply;
     struct mock_stream stream;
 };
 
-/* Takes ownership of an accepted non-blocking socket and registers it. Returns 0, or -1 when
+/* Takes ownership of an accepted non-blocking socket and registers it, unless a connection
+ * fault (refuse, reset) is drawn for it: then it is carried out at once. Returns 0, or -1 when
  * memory or epoll failed (fd is closed then). */
 int mock_conn_open(struct mock_server *srv, int fd);
 
@@ -57,6 +63,11 @@ void mock_conn_run_pending(struct mock_server *srv);
 
 /* Closes every connection (cancelling their streams). */
 void mock_conn_close_all(struct mock_server *srv);
+
+/* Stall faults: when the first held connection is due to send again (INT64_MAX if none), and
+ * lets those due by now_ns go (their output is sent by the next mock_conn_run_pending). */
+int64_t mock_conn_next_hold_ns(const struct mock_server *srv);
+void mock_conn_release_holds(struct mock_server *srv, int64_t now_ns);
 
 /* Engine hooks (ctx is the server). They write chunks but defer everything else. */
 void mock_conn_on_tokens(void *ctx, struct mock_stream *s, int64_t n);

@@ -62,11 +62,15 @@ static void loop_accept(struct mock_server *srv)
     }
 }
 
-/* One timer for everything: the engine's next event or the exit deadline, whichever is first.
- * TFD_TIMER_ABSTIME keeps it from drifting; a due time already past fires at once. */
+/* One timer for everything: the engine's next event, the end of a stall fault or the exit
+ * deadline, whichever is first. TFD_TIMER_ABSTIME keeps it from drifting; a due time already
+ * past fires at once. */
 static int loop_arm_timer(struct mock_server *srv)
 {
     int64_t due_ns = mock_engine_next_due_ns(&srv->engine);
+    int64_t hold_ns = mock_conn_next_hold_ns(srv);
+    if (hold_ns < due_ns)
+        due_ns = hold_ns;
     if (srv->exit_at_ns < due_ns)
         due_ns = srv->exit_at_ns;
     if (due_ns == srv->timer_armed_ns)
@@ -142,6 +146,7 @@ static int loop_serve(struct mock_server *srv, volatile sig_atomic_t *stop,
         if (now_ns >= srv->exit_at_ns)
             break;
         mock_engine_advance(&srv->engine, now_ns);
+        mock_conn_release_holds(srv, now_ns);
         mock_conn_run_pending(srv);
         if (srv->accept_paused && srv->open_connections < srv->paused_at_connections)
             loop_set_accepting(srv, true);
@@ -164,6 +169,8 @@ static void loop_totals(const struct mock_server *srv, struct mock_totals *out)
         .max_batch_occupancy = e->max_running,
         .max_decode_batch = e->max_step_streams,
     };
+    memcpy(out->faults, srv->faults.injected, sizeof out->faults);
+    out->faults[MOCK_FAULT_NONE] = 0; /* draws that gave no fault are not faults */
 }
 
 int mock_server_run(const struct mock_options *opt, const struct mock_server_setup *setup,
@@ -182,6 +189,7 @@ int mock_server_run(const struct mock_options *opt, const struct mock_server_set
     srv.started_unix_s = setup->started_unix_s;
     srv.next_request_id = setup->first_request_id;
     srv.request_id_stride = setup->request_id_stride;
+    mock_fault_init(&srv.faults, &opt->faults, setup->first_request_id - 1);
 
     struct mock_engine_config cfg = {
         .ttft_ns = opt->ttft_ns,

@@ -447,6 +447,9 @@ int mock_openai_render_models(const char *model, int64_t created_s, struct mock_
 
 int mock_openai_render_error(int status, const char *message, struct mock_buf *out)
 {
+    const char *type = status == 429   ? "rate_limit_error"
+                       : status >= 500 ? "server_error"
+                                       : "invalid_request_error";
     cJSON *root = cJSON_CreateObject();
     cJSON *error = cJSON_AddObjectToObject(root, "error");
     if (!error) {
@@ -454,11 +457,53 @@ int mock_openai_render_error(int status, const char *message, struct mock_buf *o
         return -1;
     }
     cJSON_AddStringToObject(error, "message", message);
-    cJSON_AddStringToObject(error, "type", "invalid_request_error");
+    cJSON_AddStringToObject(error, "type", type);
     cJSON_AddNumberToObject(error, "code", status);
     if (cJSON_GetArraySize(error) != 3) {
         cJSON_Delete(root);
         return -1;
     }
     return append_json(root, out);
+}
+
+int mock_openai_render_error_event(const char *message, struct mock_buf *out)
+{
+    int rc = mock_buf_append(out, LIT("data: "));
+    rc |= mock_openai_render_error(500, message, out);
+    rc |= mock_buf_append(out, LIT("\n\n"));
+    return rc ? -1 : 0;
+}
+
+int mock_openai_render_malformed(const struct mock_openai_reply *r, struct mock_buf *out)
+{
+    int rc = mock_buf_append(out, LIT("data: "));
+    rc |= mock_buf_append(out, r->chunk_head, r->chunk_head_len);
+    if (r->api == MOCK_API_CHAT)
+        rc |= mock_buf_append(out, LIT("\"choices\":[{\"index\":0,\"delta\":{\"content\":\" cut"));
+    else
+        rc |= mock_buf_append(out, LIT("\"choices\":[{\"index\":0,\"text\":\" cut"));
+    rc |= mock_buf_append(out, LIT("\n\n"));
+    return rc ? -1 : 0;
+}
+
+int mock_openai_render_huge(const struct mock_openai_reply *r, int64_t content_bytes,
+                            int64_t send_ns, struct mock_buf *out)
+{
+    struct token_parts t;
+    token_parts(r, 1, &t);
+    size_t n = content_bytes > 0 ? (size_t)content_bytes : 0;
+    int rc = mock_buf_append(out, LIT("data: "));
+    rc |= mock_buf_append(out, r->chunk_head, r->chunk_head_len);
+    rc |= mock_buf_append(out, t.pre, t.pre_n);
+    if (rc == 0 && mock_buf_reserve(out, n) == 0) {
+        memset(out->data + out->end, 'x', n);
+        out->end += n;
+    } else {
+        rc = -1;
+    }
+    rc |= mock_buf_append(out, t.post, t.post_n);
+    rc |= mock_buf_append(out, stamp_key, sizeof stamp_key - 1);
+    rc |= mock_buf_append_i64(out, send_ns);
+    rc |= mock_buf_append(out, event_end, sizeof event_end - 1);
+    return rc ? -1 : 0;
 }

@@ -88,7 +88,20 @@ int mock_openai_render_full(const struct mock_openai_reply *r, int64_t send_ns,
 /* The GET /v1/models body. */
 int mock_openai_render_models(const char *model, int64_t created_s, struct mock_buf *out);
 
-/* {"error":{"message":..,"type":"invalid_request_error","code":status}}. */
+/* {"error":{"message":..,"type":..,"code":status}}: type "rate_limit_error" for 429,
+ * "server_error" for 5xx, else "invalid_request_error". */
 int mock_openai_render_error(int status, const char *message, struct mock_buf *out);
+
+/* Fault injection (mock_fault.h). Each appends one SSE event, as the renderers above. */
+
+/* An error object inside a stream: `data: {"error":{...,"code":500}}`. */
+int mock_openai_render_error_event(const char *message, struct mock_buf *out);
+
+/* A chunk whose JSON stops in the middle of its content string: not valid JSON. */
+int mock_openai_render_malformed(const struct mock_openai_reply *r, struct mock_buf *out);
+
+/* A valid content chunk whose content is content_bytes bytes of 'x', on one line. */
+int mock_openai_render_huge(const struct mock_openai_reply *r, int64_t content_bytes,
+                            int64_t send_ns, struct mock_buf *out);
 
 #endif

@@ -21,6 +21,9 @@
 #define MOCK_MAX_EVENTS_PER_WRITE INT64_C(1024)
 /* One process per core is the useful range; this only catches typos like 10000. */
 #define MOCK_MAX_WORKERS 256
+/* The huge event must fit, with the rest of its stream, under the 64 MiB a connection may
+ * buffer for a client that reads slowly (MOCK_CONN_MAX_OUT_BYTES). */
+#define MOCK_MAX_FAULT_EVENT_BYTES (INT64_C(48) * 1000 * 1000)
 
 enum {
     OPT_HOST = 256,
@@ -37,6 +40,11 @@ enum {
     OPT_QUIET,
     OPT_STATS,
     OPT_VERSION,
+    OPT_FAULT,
+    OPT_FAULT_SEED,
+    OPT_FAULT_SKIP,
+    OPT_FAULT_STALL,
+    OPT_FAULT_EVENT_BYTES,
 };
 
 static const struct option long_options[] = {
@@ -54,6 +62,11 @@ static const struct option long_options[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"stats", no_argument, NULL, OPT_STATS},
     {"version", no_argument, NULL, OPT_VERSION},
+    {"fault", required_argument, NULL, OPT_FAULT},
+    {"fault-seed", required_argument, NULL, OPT_FAULT_SEED},
+    {"fault-skip", required_argument, NULL, OPT_FAULT_SKIP},
+    {"fault-stall", required_argument, NULL, OPT_FAULT_STALL},
+    {"fault-event-bytes", required_argument, NULL, OPT_FAULT_EVENT_BYTES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -93,6 +106,17 @@ static const char help_text[] =
     "                       one line summing all workers: see Workers)\n"
     "  --version            print the version and exit\n"
     "  -h, --help           print this help and exit\n"
+    "\n"
+    "Fault injection (see Faults below):\n"
+    "  --fault NAME=P[,NAME=P...]  inject fault NAME with probability P (0.05 or 5%);\n"
+    "                       repeatable, a name given again takes the new P\n"
+    "  --fault-seed N       seed of the fault draws (default 1): same seed, same draws\n"
+    "  --fault-skip N       spare the first N connections and the first N generation\n"
+    "                       requests (default 0; 1 spares a client's preflight request)\n"
+    "  --fault-stall DURATION  how long the stall fault sends nothing (default 2s; a bare\n"
+    "                       number is seconds)\n"
+    "  --fault-event-bytes N  content bytes of the huge-event fault's event (default 4M;\n"
+    "                       at most 48M)\n"
     "\n"
     "DURATION is a number with an optional unit ns, us, ms, s, m or h; a bare number is\n"
     "milliseconds for --ttft, --step and --per-seq (\"50\" = 50ms, \"2500us\" = 2.5ms).\n"
@@ -144,6 +168,36 @@ static const char help_text[] =
     "  A late timer keeps the schedule (steps are timed from their scheduled start, so timer\n"
     "  latency does not drift); if the server falls more than half a step behind, the clock\n"
     "  restarts from half a step before now instead of sending a burst of catch-up tokens.\n"
+    "\n"
+    "Faults: each accepted connection draws once among the connection faults, and each\n"
+    "generation request (POST /v1/chat/completions or /v1/completions) draws once among\n"
+    "the request faults, with the chances given by --fault (they must add up to at most 1\n"
+    "in each group); GET /v1/models and /health never fail but by a connection fault.\n"
+    "Mid-stream faults act right after token ceil(max_tokens / 2) was sent. Stream faults\n"
+    "apply to streaming requests only: a non-streaming request that draws one is answered\n"
+    "normally. With --workers, each worker draws its own sequence from the seed.\n"
+    "  Connection faults:\n"
+    "    refuse       shut the write side at once (FIN) and never answer: the client sees\n"
+    "                 the connection close before any byte (\"empty reply\")\n"
+    "    reset        close at once with SO_LINGER 0: the client sees a TCP reset\n"
+    "  Request faults:\n"
+    "    429          answer 429 with Retry-After: 1 and an OpenAI error body\n"
+    "    500, 503     answer 500 or 503 with an OpenAI error body\n"
+    "    close        (stream) close the socket mid-stream: the rest never comes\n"
+    "    stall        (stream) send nothing for --fault-stall mid-stream; tokens keep being\n"
+    "                 generated meanwhile and go out together after it\n"
+    "    malformed    (stream) one event mid-stream whose JSON is cut short; the stream\n"
+    "                 then goes on\n"
+    "    error-event  (stream) one {\"error\": {...}} event mid-stream; the stream goes on\n"
+    "    split        (stream) the whole response, head included, one byte per write()\n"
+    "    huge-event   (stream) one extra content event mid-stream whose content is\n"
+    "                 --fault-event-bytes bytes, on one line (it is not a token: usage still\n"
+    "                 says max_tokens)\n"
+    "    no-finish    (stream) every token, then neither finish_reason nor [DONE]: the\n"
+    "                 connection stays open and silent until the client gives up\n"
+    "    not-sse      (stream) the whole non-streaming answer (application/json), as a\n"
+    "                 server that ignores \"stream\": true sends\n"
+    "  --stats adds a line with the faults injected, by name.\n"
     "\n"
     "Every chunk carries \"tokstorm_send_ns\": CLOCK_MONOTONIC nanoseconds when it was written\n"
     "to the socket, for comparison with receive times taken on the same host (the K events\n"
@@ -236,6 +290,28 @@ static int parse_one(int c, const char *arg, struct mock_options *opt, char *err
     case OPT_STATS:
         opt->stats = true;
         return 0;
+    case OPT_FAULT:
+        return mock_fault_parse(arg, &opt->faults, err, err_len);
+    case OPT_FAULT_SEED: {
+        int64_t seed;
+        if (units_parse_count(arg, &seed) != 0)
+            return bad(err, err_len, "fault-seed", arg, "expected a whole number from 0");
+        opt->faults.seed = (uint64_t)seed;
+        return 0;
+    }
+    case OPT_FAULT_SKIP:
+        if (units_parse_count(arg, &opt->faults.skip) != 0)
+            return bad(err, err_len, "fault-skip", arg, "expected a whole number from 0");
+        return 0;
+    case OPT_FAULT_STALL:
+        return parse_duration("fault-stall", arg, TS_NS_PER_S, true, &opt->faults.stall_ns, err,
+                              err_len);
+    case OPT_FAULT_EVENT_BYTES:
+        if (units_parse_count(arg, &opt->faults.huge_event_bytes) != 0 ||
+            opt->faults.huge_event_bytes < 1 ||
+            opt->faults.huge_event_bytes > MOCK_MAX_FAULT_EVENT_BYTES)
+            return bad(err, err_len, "fault-event-bytes", arg, "expected a count from 1 to 48M");
+        return 0;
     default:
         snprintf(err, err_len, "internal error: unhandled option %d", c);
         return -1;
@@ -256,6 +332,7 @@ enum mock_options_result mock_options_parse(int argc, char **argv, struct mock_o
         .events_per_write = 1,
         .workers = 1,
     };
+    mock_fault_config_init(&opt->faults);
     /* Our own messages instead of getopt's, so a bad option is always one line naming it. */
     opterr = 0;
     optind = 1;
@@ -290,5 +367,7 @@ enum mock_options_result mock_options_parse(int argc, char **argv, struct mock_o
         snprintf(err, err_len, "unexpected argument '%s' (see --help)", argv[optind]);
         return MOCK_OPTIONS_BAD;
     }
+    if (mock_fault_check(&opt->faults, err, err_len) != 0)
+        return MOCK_OPTIONS_BAD;
     return MOCK_OPTIONS_RUN;
 }

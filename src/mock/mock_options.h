@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "mock_fault.h"
+
 struct mock_options {
     const char *host;         /* numeric IPv4 or IPv6 listen address (points into argv) */
     int port;                 /* TCP port; 0 = an ephemeral port chosen by the kernel */
@@ -22,6 +24,7 @@ struct mock_options {
     int64_t exit_after_ns;    /* exit by itself after this long; 0 = never */
     bool quiet;               /* no warnings on stderr, only fatal errors */
     bool stats;               /* print a totals line on stderr at exit */
+    struct mock_fault_config faults; /* --fault and --fault-*: what to break, how often */
 };
 
 enum mock_options_result {

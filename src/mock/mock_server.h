@@ -11,6 +11,7 @@
 
 #include "mock_buf.h"
 #include "mock_engine.h"
+#include "mock_fault.h"
 #include "mock_options.h"
 #include "mock_totals.h"
 
@@ -49,13 +50,15 @@ struct mock_server {
     int64_t exit_at_ns;            /* --exit-after deadline; INT64_MAX = never */
     int64_t started_unix_s;        /* "created" of the model */
     struct mock_engine engine;
-    struct mock_conn *conns;    /* every open connection */
-    int64_t open_connections;   /* length of conns */
-    struct mock_conn *pending;  /* connections with deferred work (see mock_conn.h) */
-    struct mock_buf scratch;    /* the SSE event or body being rendered */
-    char read_buf[16 * 1024];   /* one recv's worth, then copied to the connection's buffer */
-    uint64_t next_request_id;   /* the <n> of the next chatcmpl-mock-<n> */
-    uint64_t request_id_stride; /* added to next_request_id per request */
+    struct mock_conn *conns;        /* every open connection */
+    int64_t open_connections;       /* length of conns */
+    struct mock_conn *pending;      /* connections with deferred work (see mock_conn.h) */
+    struct mock_conn *held;         /* connections whose output a stall fault holds back */
+    struct mock_fault_state faults; /* --fault draws and counts */
+    struct mock_buf scratch;        /* the SSE event or body being rendered */
+    char read_buf[16 * 1024];       /* one recv's worth, then copied to the connection's buffer */
+    uint64_t next_request_id;       /* the <n> of the next chatcmpl-mock-<n> */
+    uint64_t request_id_stride;     /* added to next_request_id per request */
     struct mock_server_stats stats;
 };
 

@@ -13,9 +13,11 @@ void mock_totals_merge(struct mock_totals *dst, const struct mock_totals *src)
     dst->max_concurrent_streams += src->max_concurrent_streams;
     dst->max_batch_occupancy += src->max_batch_occupancy;
     dst->max_decode_batch += src->max_decode_batch;
+    for (int f = 0; f < MOCK_FAULT__COUNT; f++)
+        dst->faults[f] += src->faults[f];
 }
 
-void mock_totals_print(FILE *out, const struct mock_totals *t)
+void mock_totals_print(FILE *out, const struct mock_totals *t, bool faults)
 {
     fprintf(out,
             "tokstorm-mock: stats: requests=%lld generations=%lld cancelled=%lld tokens=%lld "
@@ -25,4 +27,10 @@ void mock_totals_print(FILE *out, const struct mock_totals *t)
             (long long)t->tokens, (long long)t->connections, (long long)t->max_connections,
             (long long)t->max_concurrent_streams, (long long)t->max_batch_occupancy,
             (long long)t->max_decode_batch);
+    if (!faults)
+        return;
+    fprintf(out, "tokstorm-mock: faults:");
+    for (int f = MOCK_FAULT_NONE + 1; f < MOCK_FAULT__COUNT; f++)
+        fprintf(out, " %s=%lld", mock_fault_name((enum mock_fault)f), (long long)t->faults[f]);
+    fprintf(out, "\n");
 }

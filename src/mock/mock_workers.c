@@ -108,7 +108,7 @@ static int run_alone(const struct mock_options *opt, volatile sig_atomic_t *stop
         rc = mock_server_run(opt, &setup, stop, wait_mask, &totals);
     }
     if (opt->stats)
-        mock_totals_print(stderr, &totals);
+        mock_totals_print(stderr, &totals, mock_fault_any(&opt->faults));
     return rc == 0 ? 0 : 1;
 }
 
@@ -360,7 +360,7 @@ static int run_workers(const struct mock_options *opt, volatile sig_atomic_t *st
         close_fd(&ws.w[i].write_fd);
     }
     if (opt->stats)
-        mock_totals_print(stderr, &ws.totals);
+        mock_totals_print(stderr, &ws.totals, mock_fault_any(&opt->faults));
     free(ws.w);
     free(ws.pfd);
     return rc;
