@@ -22,6 +22,7 @@ struct mock_options {
     int64_t exit_after_ns;    /* exit by itself after this long; 0 = never */
     bool quiet;               /* no warnings on stderr, only fatal errors */
     bool stats;               /* print a totals line on stderr at exit */
+    const char *api_key;      /* /v1/ requests need "Authorization: Bearer <it>"; NULL = any */
 };
 
 enum mock_options_result {
