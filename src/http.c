@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -19,6 +20,7 @@
 
 #include "tokstorm/clock.h"
 #include "tokstorm/log.h"
+#include "tokstorm/redact.h"
 
 struct slot {
     struct ts_http *http;
@@ -65,6 +67,7 @@ struct ts_http {
     char **bind_addrs;          /* owned copies of cfg's; cfg.bind_addrs points here */
     char **bind_opts;           /* "host!ADDR" for CURLOPT_INTERFACE, one per address */
     char local_addr[64];        /* the system's source address, found on first need */
+    char *cacert;               /* owned copy of cfg's; cfg.cacert points here */
     CURLSH **shares;            /* connection caches, one per SHARE_SLOTS slots */
     int64_t n_shares;           /* entries in shares (NULL until a slot needs it) */
     int64_t ready_ns;           /* when epoll reported ready_fd ready, or 0 */
@@ -211,6 +214,35 @@ static CURLSH *slot_share(struct ts_http *h, int64_t index)
     return h->shares[k];
 }
 
+/* CURLOPT_DEBUGFUNCTION, with -vv: libcurl's trace as CURLOPT_VERBOSE would print it, a line
+ * each ("*" notes, ">" headers sent, "<" headers received), but through log.c and with the
+ * value of every header named like a credential masked (redact.h): the API key's
+ * Authorization header must not reach a log. Bodies and TLS records are left out. */
+static int on_debug(CURL *easy, curl_infotype type, char *data, size_t size, void *userp)
+{
+    (void)easy;
+    (void)userp;
+    const char *mark = type == CURLINFO_TEXT         ? "*"
+                       : type == CURLINFO_HEADER_OUT ? ">"
+                       : type == CURLINFO_HEADER_IN  ? "<"
+                                                     : NULL;
+    for (size_t i = 0; mark != NULL && i < size;) {
+        const char *line = data + i, *nl = memchr(line, '\n', size - i);
+        size_t n = nl ? (size_t)(nl - line) : size - i;
+        i += n + (nl != NULL);
+        if (n > 0 && line[n - 1] == '\r')
+            n--;
+        /* A header's name has no space; a request line ("GET /x?a:b HTTP/1.1") has. */
+        const char *colon = type == CURLINFO_TEXT ? NULL : memchr(line, ':', n);
+        size_t name_len = colon ? (size_t)(colon - line) : 0;
+        if (colon && !memchr(line, ' ', name_len) && redact_header_name_is_secret(line, name_len))
+            log_debug("%s %.*s: %s", mark, (int)name_len, line, TS_REDACTED);
+        else if (n > 0)
+            log_debug("%s %.*s", mark, (int)n, line);
+    }
+    return 0;
+}
+
 /* Sets up slot number index's easy handle. */
 static int setup_easy(struct ts_http *h, struct slot *sl, const struct ts_http_config *cfg,
                       int64_t index)
@@ -251,9 +283,55 @@ static int setup_easy(struct ts_http *h, struct slot *sl, const struct ts_http_c
     }
     CURLSH *share = slot_share(h, index);
     bad |= share == NULL || curl_easy_setopt(e, CURLOPT_SHARE, share) != CURLE_OK;
-    if (cfg->debug)
+    /* libcurl verifies certificates by default; only --insecure turns that off. */
+    if (cfg->insecure) {
+        bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L) != CURLE_OK;
+        bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L) != CURLE_OK;
+    }
+    if (cfg->cacert)
+        bad |= curl_easy_setopt(e, CURLOPT_CAINFO, cfg->cacert) != CURLE_OK;
+    if (cfg->debug) {
+        curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
         curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+    }
     return bad ? -1 : 0;
+}
+
+/* Whether one of cfg's extra headers is called name. */
+static int header_given(const struct ts_http_config *cfg, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < cfg->n_headers; i++)
+        if (strncasecmp(cfg->headers[i], name, n) == 0 && cfg->headers[i][n] == ':')
+            return 1;
+    return 0;
+}
+
+/* The header list of every request and probe: tokstorm's own, unless cfg replaces one, then
+ * cfg's. NULL when out of memory. */
+static struct curl_slist *build_headers(const struct ts_http_config *cfg)
+{
+    /* "Expect:" stops libcurl from waiting for 100-continue before sending larger bodies. */
+    static const char *const ours[][2] = {{"Content-Type", "Content-Type: application/json"},
+                                          {"Accept", "Accept: text/event-stream"},
+                                          {"Expect", "Expect:"}};
+    struct curl_slist *list = NULL, *grown;
+    for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++) {
+        if (header_given(cfg, ours[i][0]))
+            continue;
+        if ((grown = curl_slist_append(list, ours[i][1])) == NULL)
+            goto nomem;
+        list = grown;
+    }
+    for (size_t i = 0; i < cfg->n_headers; i++) {
+        if ((grown = curl_slist_append(list, cfg->headers[i])) == NULL)
+            goto nomem;
+        list = grown;
+    }
+    return list;
+nomem:
+    curl_slist_free_all(list);
+    return NULL;
 }
 
 int http_new(struct ts_http **out, const struct ts_http_config *cfg, char *msg, size_t msg_len)
@@ -269,15 +347,16 @@ int http_new(struct ts_http **out, const struct ts_http_config *cfg, char *msg, 
     h->epfd = epoll_create1(EPOLL_CLOEXEC);
     h->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     h->multi = curl_multi_init();
-    /* "Expect:" stops libcurl from waiting for 100-continue before sending larger bodies. */
-    h->headers = curl_slist_append(NULL, "Content-Type: application/json");
-    h->headers = curl_slist_append(h->headers, "Accept: text/event-stream");
-    h->headers = curl_slist_append(h->headers, "Expect:");
+    h->headers = build_headers(cfg);
     h->url = strdup(cfg->url);
     h->cfg = *cfg;
     h->cfg.url = h->url;
     h->cfg.bind_addrs = NULL;
     h->cfg.n_bind_addrs = 0;
+    h->cfg.headers = NULL; /* in h->headers now */
+    h->cfg.n_headers = 0;
+    h->cacert = cfg->cacert ? strdup(cfg->cacert) : NULL;
+    h->cfg.cacert = h->cacert;
     int no_memory = 0;
     if (cfg->n_bind_addrs > 0) {
         h->bind_addrs = calloc(cfg->n_bind_addrs, sizeof *h->bind_addrs);
@@ -295,6 +374,7 @@ int http_new(struct ts_http **out, const struct ts_http_config *cfg, char *msg, 
         h->cfg.bind_addrs = h->bind_addrs;
     }
     struct epoll_event tev = {.events = EPOLLIN, .data.fd = h->timer_fd};
+    no_memory |= cfg->cacert != NULL && h->cacert == NULL;
     if (h->epfd < 0 || h->multi == NULL || h->headers == NULL || h->url == NULL || no_memory ||
         h->timer_fd < 0 || epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->timer_fd, &tev) != 0) {
         snprintf(msg, msg_len, "cannot set up the event loop: %s", strerror(errno));
@@ -391,6 +471,7 @@ void http_free(struct ts_http *h)
         close(h->timer_fd);
     curl_slist_free_all(h->headers);
     free(h->url);
+    free(h->cacert);
     free(h->free_slots);
     free(h->done);
     free(h->done_rc);

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tokstorm/redact.h"
 #include "tokstorm/units.h"
@@ -48,6 +49,11 @@ enum {
     OPT_RECORD_TOKENS,
     OPT_PROGRESS,
     OPT_STALL_TIMEOUT,
+    OPT_API_KEY,
+    OPT_API_KEY_ENV,
+    OPT_API_KEY_FILE,
+    OPT_INSECURE,
+    OPT_CACERT,
 };
 
 static const struct option long_options[] = {
@@ -87,6 +93,14 @@ static const struct option long_options[] = {
     {"record-tokens", no_argument, NULL, OPT_RECORD_TOKENS},
     {"progress", required_argument, NULL, OPT_PROGRESS},
     {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
+    /* Taken only to be refused with a reason (a key in argv is visible to ps), and so that
+     * "--api-key" is not read as an ambiguous abbreviation of the two below. */
+    {"api-key", required_argument, NULL, OPT_API_KEY},
+    {"api-key-env", required_argument, NULL, OPT_API_KEY_ENV},
+    {"api-key-file", required_argument, NULL, OPT_API_KEY_FILE},
+    {"header", required_argument, NULL, 'H'},
+    {"insecure", no_argument, NULL, OPT_INSECURE},
+    {"cacert", required_argument, NULL, OPT_CACERT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -113,6 +127,19 @@ void options_print_help(FILE *f)
         "  --demo                  start the bundled tokstorm-mock on a free loopback port\n"
         "                          (TTFT 50 ms, 10 ms decode step, batch 64) and sweep it;\n"
         "                          defaults become --levels 1,4,16,64,128,256 --max-tokens 64\n"
+        "\n"
+        "Secrets and transport:\n"
+        "  --api-key-env VAR       send \"Authorization: Bearer KEY\" with every request, KEY\n"
+        "                          read from environment variable VAR on rank 0 (which\n"
+        "                          passes it to the other ranks)\n"
+        "  --api-key-file FILE     the same, KEY read from FILE on rank 0's host (one line).\n"
+        "                          No option takes the key itself: ps would show it\n"
+        "  -H, --header 'N: V'     add header N: V to every request (repeatable); values of\n"
+        "                          headers named like a secret are recorded masked\n"
+        "  --cacert FILE           https: verify the server against the CA certificates in\n"
+        "                          FILE (PEM) instead of the system's\n"
+        "  --insecure              https: do not verify the server's certificate (said once\n"
+        "                          on stderr); verification is on by default\n"
         "\n"
         "Load:\n"
         "  --levels LIST           global concurrencies, comma-separated (default 1,4,16,32)\n"
@@ -373,6 +400,86 @@ static int check_output_paths(const struct ts_options *o, char *msg, size_t len)
     return TS_OPT_ERR;
 }
 
+/* --api-key-env's name, when it is one: it goes into messages only then, since a value that
+ * is not a name may be the key itself, given here by mistake. */
+static int is_env_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || (*s >= '0' && *s <= '9'))
+        return 0;
+    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
+}
+
+/* "Name: value" as it will be sent: a name of RFC 9110 token characters, and nothing in the
+ * value that ends a line (a CR or LF would let it start another header, or request). Values
+ * are never quoted back: this one may carry a credential. */
+static int check_header(const char *arg, char *msg, size_t len)
+{
+    static const char tchar[] = "!#$%&'*+-.^_`|~0123456789"
+                                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    const char *colon = strchr(arg, ':');
+    size_t name_len = colon ? (size_t)(colon - arg) : 0;
+    if (colon == NULL || name_len == 0) {
+        snprintf(msg, len, "-H: a header is 'Name: value'; this one has no %s",
+                 colon ? "name before its ':'" : "':'");
+        return TS_OPT_ERR;
+    }
+    if (strspn(arg, tchar) != name_len) {
+        snprintf(msg, len, "-H: a header name is letters, digits and !#$%%&'*+-.^_`|~ only");
+        return TS_OPT_ERR;
+    }
+    for (const char *c = colon + 1; *c; c++)
+        if ((unsigned char)*c < ' ' && *c != '\t') {
+            snprintf(msg, len, "-H: the value of %.*s holds a line break or control character",
+                     (int)name_len, arg);
+            return TS_OPT_ERR;
+        }
+    /* The body's framing is tokstorm's: another length would desynchronise the connection. */
+    if ((name_len == 14 && strncasecmp(arg, "Content-Length", 14) == 0) ||
+        (name_len == 17 && strncasecmp(arg, "Transfer-Encoding", 17) == 0)) {
+        snprintf(msg, len, "-H: %.*s is set by tokstorm", (int)name_len, arg);
+        return TS_OPT_ERR;
+    }
+    return 0;
+}
+
+static int add_header(struct ts_options *o, const char *arg, char *msg, size_t len)
+{
+    if (check_header(arg, msg, len) != 0)
+        return TS_OPT_ERR;
+    char **grown = realloc(o->headers, (o->n_headers + 1) * sizeof *grown);
+    if (grown == NULL)
+        return TS_OPT_ERR;
+    o->headers = grown;
+    if ((o->headers[o->n_headers] = strdup(arg)) == NULL)
+        return TS_OPT_ERR;
+    o->n_headers++;
+    return 0;
+}
+
+static const char api_key_refused[] =
+    "--api-key: a key on the command line is visible to every user of this host (ps) and "
+    "kept in shell history; put it in a file or a variable and give --api-key-file FILE or "
+    "--api-key-env VAR";
+
+/* The secrets and transport options that exclude each other. */
+static int check_transport(const struct ts_options *o, char *msg, size_t len)
+{
+    const char *key_option = o->api_key_env ? "--api-key-env" : "--api-key-file";
+    int authorization = 0;
+    for (size_t i = 0; i < o->n_headers; i++)
+        authorization |= strncasecmp(o->headers[i], "Authorization:", 14) == 0;
+    if (o->api_key_env && o->api_key_file)
+        snprintf(msg, len, "--api-key-env and --api-key-file: give one, not both");
+    else if ((o->api_key_env || o->api_key_file) && authorization)
+        snprintf(msg, len, "-H Authorization and %s: both set Authorization; give one", key_option);
+    else if (o->insecure && o->cacert)
+        snprintf(msg, len, "--insecure and --cacert: give one, not both");
+    else
+        return 0;
+    return TS_OPT_ERR;
+}
+
 /* One option's value into *o. Returns 0, TS_OPT_ERR (msg set), or a TS_OPT_HELP/VERSION. */
 static int apply_option(struct ts_options *o, int c, const char *arg, struct seen *seen, char *msg,
                         size_t len)
@@ -559,6 +666,30 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
             return 0;
         }
         return parse_time("--stall-timeout", arg, &o->stall_timeout_ns, msg, len);
+    case OPT_API_KEY:
+        snprintf(msg, len, "%s", api_key_refused);
+        return TS_OPT_ERR;
+    case OPT_API_KEY_ENV:
+        if (!is_env_name(arg)) {
+            snprintf(msg, len,
+                     "--api-key-env: give the name of an environment variable (letters, digits "
+                     "and _), not the key");
+            return TS_OPT_ERR;
+        }
+        return set_str(&o->api_key_env, arg);
+    case OPT_API_KEY_FILE:
+    case OPT_CACERT:
+        if (arg[0] == '\0') {
+            snprintf(msg, len, "%s: the file name is empty",
+                     c == OPT_CACERT ? "--cacert" : "--api-key-file");
+            return TS_OPT_ERR;
+        }
+        return set_str(c == OPT_CACERT ? &o->cacert : &o->api_key_file, arg);
+    case 'H':
+        return add_header(o, arg, msg, len);
+    case OPT_INSECURE:
+        o->insecure = 1;
+        return 0;
     case 'v':
         o->verbose++;
         return 0;
@@ -597,15 +728,19 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     optind = 1;
     opterr = 0; /* we print our own one-line message, once, from rank 0 */
     int c;
-    while ((c = getopt_long(argc, argv, ":o:vhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:vhVH:", long_options, NULL)) != -1) {
         if (c == '?' || c == ':') {
             const char *name = argv[optind - 1];
-            if (c == ':')
+            /* Up to '=' only: "--api-keys=sk-..." must not be quoted back whole. */
+            int name_len = (int)strcspn(name, "=");
+            if (c == ':' && optopt == OPT_API_KEY)
+                snprintf(msg, len, "%s", api_key_refused);
+            else if (c == ':')
                 snprintf(msg, len, "%s: needs a value", name);
             else if (optopt)
                 snprintf(msg, len, "-%c: unknown option (see --help)", optopt);
             else
-                snprintf(msg, len, "%s: unknown option (see --help)", name);
+                snprintf(msg, len, "%.*s: unknown option (see --help)", name_len, name);
             return TS_OPT_ERR;
         }
         int rc = apply_option(o, c, optarg, &seen, msg, len);
@@ -661,7 +796,7 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
         }
         o->requests_per_stream = 0;
     }
-    if (check_output_paths(o, msg, len) != 0)
+    if (check_output_paths(o, msg, len) != 0 || check_transport(o, msg, len) != 0)
         return TS_OPT_ERR;
     if (o->timeout_ns < o->connect_timeout_ns)
         o->connect_timeout_ns = o->timeout_ns;
@@ -694,6 +829,12 @@ void options_free(struct ts_options *o)
     free(o->json_path);
     free(o->csv_path);
     free(o->command_line);
+    free(o->api_key_env);
+    free(o->api_key_file);
+    free(o->cacert);
+    for (size_t i = 0; i < o->n_headers; i++)
+        free(o->headers[i]);
+    free(o->headers);
     free_bind(o);
     memset(o, 0, sizeof *o);
 }

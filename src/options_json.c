@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "tokstorm/options.h"
+#include "tokstorm/redact.h"
 #include "tokstorm/schedule.h"
 
 static void add_seconds_or_null(cJSON *obj, const char *key, int64_t ns)
@@ -101,6 +102,27 @@ static void add_request_and_output(cJSON *j, const struct ts_options *o)
     cJSON_AddNumberToObject(j, "verbose", o->verbose);
 }
 
+/* Where the API key comes from (never the key), the headers as redact.h records them, and how
+ * the server's certificate is checked. */
+static void add_transport(cJSON *j, const struct ts_options *o)
+{
+    add_string_or_null(j, "api-key-env", o->api_key_env);
+    add_string_or_null(j, "api-key-file", o->api_key_file);
+    if (o->n_headers > 0) {
+        cJSON *headers = cJSON_AddArrayToObject(j, "header");
+        for (size_t i = 0; headers && i < o->n_headers; i++) {
+            char *masked = redact_header(o->headers[i]);
+            if (masked)
+                cJSON_AddItemToArray(headers, cJSON_CreateString(masked));
+            free(masked);
+        }
+    } else {
+        cJSON_AddNullToObject(j, "header");
+    }
+    cJSON_AddBoolToObject(j, "insecure", o->insecure);
+    add_string_or_null(j, "cacert", o->cacert);
+}
+
 char *options_to_json(const struct ts_options *o, const char *url, const char *prompts_path)
 {
     cJSON *j = cJSON_CreateObject();
@@ -110,6 +132,7 @@ char *options_to_json(const struct ts_options *o, const char *url, const char *p
     cJSON_AddStringToObject(j, "model", o->model);
     cJSON_AddStringToObject(j, "api", api_kind_name(o->api));
     cJSON_AddBoolToObject(j, "demo", o->demo);
+    add_transport(j, o);
     add_load(j, o, prompts_path);
     add_open_loop_and_search(j, o);
     add_request_and_output(j, o);

@@ -4,6 +4,7 @@
  * sees every module. */
 #include "tokstorm/run.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "tokstorm/options.h"
 #include "tokstorm/prompts.h"
 #include "tokstorm/report.h"
+#include "tokstorm/secret.h"
 #include "tokstorm/units.h"
 
 #include "run_internal.h"
@@ -150,6 +152,73 @@ static int plan_capacity(struct run_ctx *r, int64_t *max_local, char *msg)
     return 0;
 }
 
+/* ---- secrets and TLS ---- */
+
+/* Rank 0 reads the API key and every rank gets it by broadcast: an environment variable
+ * reaches only the ranks on mpirun's host unless exported with -x, and a key file may exist
+ * on one host only, so rank 0's host is the one place where both can be required. Returns 0
+ * or TS_EXIT_USAGE with msg (rank 0's, printed once); collective. */
+static int share_api_key(struct run_ctx *r, char *msg)
+{
+    if (r->opt.api_key_env == NULL && r->opt.api_key_file == NULL)
+        return 0;
+    char *key = NULL;
+    int rc = 0;
+    if (r->comm.rank == 0 &&
+        secret_read_key(r->opt.api_key_env, r->opt.api_key_file, &key, msg, MSG_LEN) != 0)
+        rc = TS_EXIT_USAGE;
+    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+        return rc;
+    collect_bcast_string(&r->comm, &key);
+    r->auth_header = secret_bearer_header(key);
+    secret_free(key);
+    return 0;
+}
+
+/* --cacert on every rank's host, since every rank verifies the server itself: readable, and
+ * holding a PEM certificate (libcurl would otherwise fail every request, later, with a vaguer
+ * message). Returns 0 or TS_EXIT_USAGE with msg. */
+static int check_cacert(const char *path, char *msg)
+{
+    char host[64] = "?";
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(msg, MSG_LEN, "--cacert: cannot open %s on %s: %s", path, host, strerror(errno));
+        return TS_EXIT_USAGE;
+    }
+    char line[256];
+    int pem = 0;
+    while (!pem && fgets(line, sizeof line, f) != NULL)
+        pem = strncmp(line, "-----BEGIN CERTIFICATE-----", 27) == 0;
+    int failed = ferror(f);
+    fclose(f);
+    if (failed || !pem) {
+        snprintf(msg, MSG_LEN, "--cacert: %s on %s %s", path, host,
+                 failed ? "cannot be read"
+                        : "holds no PEM certificate (-----BEGIN CERTIFICATE-----)");
+        return TS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The extra headers of every request: -H as given, then the API key's. */
+static int collect_headers(struct run_ctx *r)
+{
+    if ((r->opt.api_key_env || r->opt.api_key_file) && r->auth_header == NULL)
+        return -1; /* out of memory in share_api_key */
+    size_t n = r->opt.n_headers + (r->auth_header != NULL);
+    r->headers = calloc(n ? n : 1, sizeof *r->headers);
+    if (r->headers == NULL)
+        return -1;
+    for (size_t i = 0; i < r->opt.n_headers; i++)
+        r->headers[r->n_headers++] = r->opt.headers[i];
+    if (r->auth_header)
+        r->headers[r->n_headers++] = r->auth_header;
+    return 0;
+}
+
 /* ---- preflight: one short request from rank 0 ---- */
 
 struct preflight {
@@ -200,6 +269,10 @@ static int preflight(struct run_ctx *r, char *msg)
         .debug = r->opt.verbose >= 2,
         .bind_addrs = r->opt.bind_addrs,
         .n_bind_addrs = r->opt.n_bind_addrs,
+        .headers = r->headers,
+        .n_headers = r->n_headers,
+        .insecure = r->opt.insecure,
+        .cacert = r->opt.cacert,
     };
     struct preflight p = {.body = body, .body_len = body ? strlen(body) : 0};
     struct ts_http_driver drv = {&p, preflight_next, preflight_done, NULL};
@@ -213,12 +286,17 @@ static int preflight(struct run_ctx *r, char *msg)
         return TS_EXIT_RUNTIME;
     if (p.row.error_class == TS_ERR_NONE)
         return 0;
+    /* A certificate libcurl could not verify: say what would. */
+    const char *hint = "";
+    if (p.row.http_status == 0 && strstr(p.message, "certificate") != NULL)
+        hint = r->opt.cacert ? " (is --cacert the CA that signed the server's certificate?)"
+                             : " (--cacert FILE names the CA to trust; --insecure skips the check)";
     if (p.row.http_status != 0)
         snprintf(msg, MSG_LEN, "preflight request to %s failed: HTTP %d (%s): %s", r->endpoint,
                  p.row.http_status, stats_err_class_name(p.row.error_class), p.message);
     else
-        snprintf(msg, MSG_LEN, "preflight request to %s failed (%s): %s", r->endpoint,
-                 stats_err_class_name(p.row.error_class), p.message);
+        snprintf(msg, MSG_LEN, "preflight request to %s failed (%s): %s%s", r->endpoint,
+                 stats_err_class_name(p.row.error_class), p.message, hint);
     return TS_EXIT_PREFLIGHT;
 }
 
@@ -254,6 +332,17 @@ static int setup(struct run_ctx *r, int argc, char **argv)
             snprintf(msg, sizeof msg, "--bind: %s (not an address of this host?)", why);
             rc = TS_EXIT_USAGE;
         }
+    }
+    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+        return rc;
+
+    msg[0] = '\0';
+    if ((rc = share_api_key(r, msg)) != 0)
+        return rc;
+    rc = r->opt.cacert ? check_cacert(r->opt.cacert, msg) : 0;
+    if (rc == 0 && collect_headers(r) != 0) {
+        snprintf(msg, sizeof msg, "out of memory");
+        rc = TS_EXIT_RUNTIME;
     }
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
@@ -332,6 +421,10 @@ static int setup(struct run_ctx *r, int argc, char **argv)
             .connect_rate_per_s = (double)r->opt.connect_rate,
             .bind_addrs = r->opt.bind_addrs,
             .n_bind_addrs = r->opt.n_bind_addrs,
+            .headers = r->headers,
+            .n_headers = r->n_headers,
+            .insecure = r->opt.insecure,
+            .cacert = r->opt.cacert,
         };
         if (http_new(&r->http, &cfg, msg, sizeof msg) != 0)
             rc = TS_EXIT_RUNTIME;
@@ -349,6 +442,10 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
 
+    if (rank == 0 && r->opt.insecure && strncmp(r->url, "https://", 8) == 0)
+        log_warn("--insecure: the server's TLS certificate is not verified, so nothing proves "
+                 "that %s is the server it claims to be",
+                 r->url);
     msg[0] = '\0';
     rc = rank == 0 ? preflight(r, msg) : 0;
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
@@ -414,6 +511,8 @@ static void teardown(struct run_ctx *r)
     free(r->ranks);
     free(r->loads);
     free(r->probe_url);
+    free(r->headers);
+    secret_free(r->auth_header);
     free(r->endpoint);
     free(r->url);
     free(r->prompts_path);

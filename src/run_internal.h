@@ -70,6 +70,10 @@ struct run_ctx {
     int64_t open_cap;             /* open loop: requests in flight over all ranks, at most */
     double skew_limit_s;          /* rank 0: when the start skew deserves a line */
     struct run_progress progress;
+    /* What every request carries besides its body, -H headers and the API key's. */
+    char *auth_header; /* "Authorization: Bearer KEY", from rank 0; NULL = no key */
+    char **headers;    /* -H as given, then auth_header: for struct ts_http_config */
+    size_t n_headers;
     /* Rank 0: what is recorded about the run (run_output.c). */
     struct ts_run_info info;
     char *options_json;

@@ -454,14 +454,15 @@ static int request_equal(const struct mock_http_request *a, const struct mock_ht
     return a->method == b->method && strcmp(a->path, b->path) == 0 &&
            a->minor_version == b->minor_version && a->keep_alive == b->keep_alive &&
            a->expect_continue == b->expect_continue && a->body_bytes == b->body_bytes &&
-           a->head_bytes == b->head_bytes;
+           a->head_bytes == b->head_bytes && a->authorization_at == b->authorization_at &&
+           a->authorization_bytes == b->authorization_bytes;
 }
 
 /* Parsers do no I/O, so how the head arrives must not matter: growing the buffer one byte at a
  * time first succeeds exactly when the blank line arrives, i.e. at strlen(head), and then gives
  * the request that parsing the whole buffer gives. The expected fields come from the head
  * text: query stripped from the path, Content-Length = the body's length, "keep-alive" found
- * in a token list, and Expect: 100-continue. */
+ * in a token list, Expect: 100-continue, and where the Authorization value is, trimmed. */
 static void test_http_head_bytewise(void)
 {
     const char *head = "POST /v1/completions?x=1 HTTP/1.1\r\n"
@@ -469,6 +470,7 @@ static void test_http_head_bytewise(void)
                        "Content-Length: 12\r\n"
                        "Connection: keep-alive, Upgrade\r\n"
                        "Expect: 100-continue\r\n"
+                       "authorization:  Bearer k-1 \r\n"
                        "\r\n";
     const char *body = "{\"prompt\":1}";
     char request[512];
@@ -497,6 +499,8 @@ static void test_http_head_bytewise(void)
     CHECK_EQ_INT(bytewise.body_bytes, (int64_t)strlen(body));
     CHECK(bytewise.keep_alive);
     CHECK(bytewise.expect_continue);
+    CHECK_EQ_INT(bytewise.authorization_bytes, 10);
+    CHECK(memcmp(request + bytewise.authorization_at, "Bearer k-1", 10) == 0);
 }
 
 /* Each malformed or unsupported head maps to the status mock_http.h promises for it. The
@@ -548,6 +552,7 @@ static void test_http_keep_alive(void)
     size_t scanned_bytes = 0;
     CHECK_EQ_INT(mock_http_parse_head(http10, strlen(http10), &scanned_bytes, &req), 1);
     CHECK(!req.keep_alive);
+    CHECK_EQ_INT(req.authorization_bytes, 0);
 
     const char *http11_close = "GET /v1/models HTTP/1.1\r\nconnection: Close\r\n\r\n";
     scanned_bytes = 0;

@@ -65,6 +65,107 @@ static void check_json_covers_help(const struct ts_options *o)
     free(help);
 }
 
+/* Parses and checks that it fails without quoting the secret "sk-SECRET" in its message. */
+static int rejects_quietly(int argc, char **argv)
+{
+    struct ts_options o;
+    char msg[256] = "";
+    int rc = options_parse(&o, argc, argv, msg, sizeof msg);
+    options_free(&o);
+    int ok = rc == TS_OPT_ERR && msg[0] != '\0' && strstr(msg, "sk-SECRET") == NULL;
+    if (!ok)
+        fprintf(stderr, "rc %d, message '%s' (should not quote the key)\n", rc, msg);
+    return ok;
+}
+#define REJECTS_QUIETLY(...) CHECK(rejects_quietly(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__)))
+
+/* --api-key-env, --api-key-file, -H, --insecure, --cacert: where a key is, never the key. */
+static void test_secrets_and_transport(void)
+{
+    struct ts_options o;
+    char msg[256];
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "https://x", "--api-key-file", "/run/key", "-H",
+                       "X-Trace: 1", "--header=X-Api-Key: sk-SECRET", "-HAccept:text/plain",
+                       "--cacert", "ca.pem"),
+                 0);
+    CHECK_EQ_STR(o.api_key_file, "/run/key");
+    CHECK(o.api_key_env == NULL && !o.insecure);
+    CHECK_EQ_INT(o.n_headers, 3);
+    CHECK_EQ_STR(o.headers[1], "X-Api-Key: sk-SECRET");
+    CHECK_EQ_STR(o.headers[2], "Accept:text/plain");
+    CHECK_EQ_STR(o.cacert, "ca.pem");
+    CHECK(strstr(o.command_line, "sk-SECRET") == NULL);
+    check_json_covers_help(&o);
+    {
+        char *text = options_to_json(&o, NULL, NULL);
+        cJSON *j = text ? cJSON_Parse(text) : NULL;
+        cJSON *headers = cJSON_GetObjectItem(j, "header");
+        CHECK(text && strstr(text, "sk-SECRET") == NULL);
+        CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "api-key-file")), "/run/key");
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "api-key-env")));
+        CHECK(cJSON_GetArraySize(headers) == 3);
+        CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetArrayItem(headers, 1)), "X-Api-Key: REDACTED");
+        CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "cacert")), "ca.pem");
+        CHECK(cJSON_IsFalse(cJSON_GetObjectItem(j, "insecure")));
+        cJSON_Delete(j);
+        free(text);
+    }
+    options_free(&o);
+    CHECK_EQ_INT(
+        PARSE(&o, msg, "--url", "https://x", "--api-key-env", "OPENAI_API_KEY", "--insecure"), 0);
+    CHECK_EQ_STR(o.api_key_env, "OPENAI_API_KEY");
+    CHECK(o.insecure && o.n_headers == 0 && o.cacert == NULL);
+    {
+        char *text = options_to_json(&o, NULL, NULL);
+        cJSON *j = text ? cJSON_Parse(text) : NULL;
+        CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "api-key-env")), "OPENAI_API_KEY");
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "header")));
+        CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "insecure")));
+        cJSON_Delete(j);
+        free(text);
+    }
+    options_free(&o);
+
+    /* A key itself is refused however it is given, and never quoted back. */
+    REJECTS("--api-key: a key on the command line is visible", "--url", "http://x", "--api-key",
+            "sk-SECRET");
+    REJECTS("--api-key-file FILE or --api-key-env VAR", "--url", "http://x", "--api-key=sk-SECRET");
+    REJECTS("--api-key: a key on the command line", "--url", "http://x", "--api-key");
+    REJECTS_QUIETLY("--url", "http://x", "--api-key", "sk-SECRET");
+    REJECTS_QUIETLY("--url", "http://x", "--api-keys=sk-SECRET");
+    REJECTS_QUIETLY("--url", "http://x", "--api-key-env", "sk-SECRET");
+    REJECTS("--api-key-env: give the name of an environment variable", "--url", "http://x",
+            "--api-key-env", "sk-SECRET");
+    REJECTS("--api-key-env: give the name", "--url", "http://x", "--api-key-env", "");
+    REJECTS("--api-key-env: give the name", "--url", "http://x", "--api-key-env", "1KEY");
+    REJECTS("--api-key-file: the file name is empty", "--url", "http://x", "--api-key-file", "");
+    REJECTS("--api-key-env and --api-key-file: give one", "--url", "http://x", "--api-key-env", "K",
+            "--api-key-file", "f");
+    REJECTS("-H Authorization and --api-key-env: both set Authorization", "--url", "http://x",
+            "--api-key-env", "K", "-H", "authorization: Bearer sk-SECRET");
+    REJECTS("--insecure and --cacert: give one", "--url", "https://x", "--insecure", "--cacert",
+            "ca.pem");
+    REJECTS("--cacert: the file name is empty", "--url", "https://x", "--cacert", "");
+
+    /* Malformed headers: no colon, no name, a bad name, a line break or control character. */
+    REJECTS("-H: a header is 'Name: value'; this one has no ':'", "--url", "http://x", "-H",
+            "Bearer sk-SECRET");
+    REJECTS("this one has no name before its ':'", "--url", "http://x", "-H", ": x");
+    REJECTS("-H: a header name is letters, digits", "--url", "http://x", "-H", "X Y: 1");
+    REJECTS("-H: the value of X-Key holds a line break", "--url", "http://x", "-H",
+            "X-Key: sk-SECRET\r\nHost: evil");
+    REJECTS("holds a line break", "--url", "http://x", "--header", "X-A: 1\nX-B: 2");
+    REJECTS("holds a line break", "--url", "http://x", "-H", "X-A: \x01");
+    REJECTS("-H: content-length is set by tokstorm", "--url", "http://x", "-H",
+            "content-length: 5");
+    REJECTS("-H: needs a value", "--url", "http://x", "-H");
+    REJECTS_QUIETLY("--url", "http://x", "-H", "Bearer sk-SECRET");
+    REJECTS_QUIETLY("--url", "http://x", "-H", "X-Key: sk-SECRET\r\n");
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "-H", "X-Tab:\ta b", "-H", "X-Empty:"), 0);
+    CHECK_EQ_INT(o.n_headers, 2);
+    options_free(&o);
+}
+
 int main(void)
 {
     struct ts_options o;
@@ -282,5 +383,6 @@ int main(void)
     REJECTS("--stall-timeout: '-1s' is not", "--url", "http://x", "--stall-timeout", "-1s");
     REJECTS("--stall-timeout: '10us' is below 1ms", "--url", "http://x", "--stall-timeout", "10us");
     REJECTS("--max-event-bytes: '0' is not", "--url", "http://x", "--max-event-bytes", "0");
+    test_secrets_and_transport();
     return check_report("options");
 }

@@ -21,10 +21,16 @@ struct ts_http_config {
     int64_t stall_timeout_ns;   /* no response byte for this long after the write; 0 = off */
     size_t max_event_bytes;     /* cap on one SSE event */
     int64_t max_streams;        /* slots to allocate up front (more are made when a run asks) */
-    int debug;                  /* libcurl verbose output on stderr */
+    int debug;                  /* libcurl's trace on stderr, secret headers masked */
     double connect_rate_per_s;  /* http_preconnect: new connections per second; 0 = no limit */
     char *const *bind_addrs;    /* numeric local addresses, slot i binds to i mod n; copied */
     size_t n_bind_addrs;        /* 0 = the system picks the source address */
+    /* Extra "Name: value" lines sent with every request and probe (-H, the API key's
+     * Authorization), replacing tokstorm's own header of the same name; copied. */
+    char *const *headers;
+    size_t n_headers;
+    int insecure;       /* https: do not verify the server's certificate or name */
+    const char *cacert; /* https: CA file (PEM) to verify with; NULL = the system's; copied */
 };
 
 /* A periodic hook a run may carry (e.g. for a progress line): fn is called from the loop,

@@ -47,6 +47,13 @@ struct ts_options {
     int64_t connect_rate;        /* preconnect: new connections/s per rank; 0 = no limit */
     char **bind_addrs;           /* numeric local addresses for connections; NULL = any */
     size_t n_bind_addrs;
+    /* Secrets and transport. Where the API key is, never the key itself: run.c reads it. */
+    char *api_key_env;  /* environment variable holding the API key; NULL = none */
+    char *api_key_file; /* file holding the API key; NULL = none */
+    char **headers;     /* -H "Name: value" lines for every request, as given (checked) */
+    size_t n_headers;
+    int insecure; /* https: do not verify the server's certificate */
+    char *cacert; /* https: CA certificates (PEM) to verify it with; NULL = the system's */
     /* Outputs besides the results file, and what goes into it. */
     char *json_path;                /* per-level summary and run metadata as JSON; NULL = none */
     char *csv_path;                 /* the table as CSV; NULL = none */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -209,11 +210,31 @@ static void conn_start_generation(struct mock_conn *c, enum mock_api api)
     mock_engine_submit(&srv->engine, &c->stream, c->reply.max_tokens, clock_now_ns());
 }
 
+/* --api-key-env: whether the request carries "Authorization: Bearer <key>". */
+static bool conn_authorized(struct mock_conn *c)
+{
+    const char *key = c->srv->opt->api_key;
+    if (key == NULL)
+        return true;
+    const char *value = mock_buf_head(&c->in) + c->req.authorization_at;
+    size_t n = c->req.authorization_bytes, key_n = strlen(key);
+    return n == 7 + key_n && strncasecmp(value, "Bearer ", 7) == 0 &&
+           memcmp(value + 7, key, key_n) == 0;
+}
+
 static void conn_route(struct mock_conn *c)
 {
     c->fault = MOCK_FAULT_NONE; /* drawn afresh for each generation request */
     const char *path = c->req.path;
     enum mock_http_method method = c->req.method;
+    if (strncmp(path, "/v1/", 4) == 0 && !conn_authorized(c)) {
+        if (!c->srv->opt->quiet)
+            fprintf(stderr, "tokstorm-mock: 401 for %s: no Authorization: Bearer with the key\n",
+                    path);
+        conn_reply_error(c, 401, "missing or wrong API key (Authorization: Bearer)",
+                         "WWW-Authenticate: Bearer\r\n");
+        return;
+    }
     bool chat = strcmp(path, "/v1/chat/completions") == 0;
     if (chat || strcmp(path, "/v1/completions") == 0) {
         if (method != MOCK_HTTP_POST)

@@ -172,6 +172,9 @@ int mock_http_parse_head(const char *data, size_t len, size_t *scanned_bytes,
             keep_alive_seen |= list_has_token(value, "keep-alive");
         } else if (span_ieq(name, "expect")) {
             req->expect_continue = span_ieq(value, "100-continue");
+        } else if (span_ieq(name, "authorization")) {
+            req->authorization_at = (size_t)(value.p - data);
+            req->authorization_bytes = value.n;
         }
     }
     if (req->body_bytes > MOCK_HTTP_MAX_BODY_BYTES)
@@ -189,6 +192,8 @@ const char *mock_http_reason(int status)
         return "OK";
     case 400:
         return "Bad Request";
+    case 401:
+        return "Unauthorized";
     case 404:
         return "Not Found";
     case 405:

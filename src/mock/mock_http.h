@@ -28,6 +28,8 @@ struct mock_http_request {
     bool expect_continue;                /* "Expect: 100-continue" was sent */
     int64_t body_bytes;                  /* Content-Length, 0 when absent */
     size_t head_bytes;                   /* request line + headers + blank line */
+    size_t authorization_at;             /* the Authorization value: offset in the head */
+    size_t authorization_bytes;          /* and length; 0 when absent */
 };
 
 /* Parses the request head at the start of data[0, len). *scanned_bytes carries how far an

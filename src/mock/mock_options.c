@@ -39,6 +39,7 @@ enum {
     OPT_EXIT_AFTER,
     OPT_QUIET,
     OPT_STATS,
+    OPT_API_KEY_ENV,
     OPT_VERSION,
     OPT_FAULT,
     OPT_FAULT_SEED,
@@ -61,6 +62,7 @@ static const struct option long_options[] = {
     {"exit-after", required_argument, NULL, OPT_EXIT_AFTER},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"stats", no_argument, NULL, OPT_STATS},
+    {"api-key-env", required_argument, NULL, OPT_API_KEY_ENV},
     {"version", no_argument, NULL, OPT_VERSION},
     {"fault", required_argument, NULL, OPT_FAULT},
     {"fault-seed", required_argument, NULL, OPT_FAULT_SEED},
@@ -104,6 +106,10 @@ static const char help_text[] =
     "  --quiet              print nothing but fatal errors on stderr\n"
     "  --stats              at exit, print one line of totals on stderr (with --workers,\n"
     "                       one line summing all workers: see Workers)\n"
+    "  --api-key-env VAR    answer 401 to requests under /v1/ that lack the header\n"
+    "                       Authorization: Bearer KEY, KEY being the value of environment\n"
+    "                       variable VAR (not an argument, which ps would show); one line\n"
+    "                       on stderr for each (unless --quiet)\n"
     "  --version            print the version and exit\n"
     "  -h, --help           print this help and exit\n"
     "\n"
@@ -311,6 +317,11 @@ static int parse_one(int c, const char *arg, struct mock_options *opt, char *err
             opt->faults.huge_event_bytes < 1 ||
             opt->faults.huge_event_bytes > MOCK_MAX_FAULT_EVENT_BYTES)
             return bad(err, err_len, "fault-event-bytes", arg, "expected a count from 1 to 48M");
+        return 0;
+    case OPT_API_KEY_ENV:
+        opt->api_key = getenv(arg);
+        if (opt->api_key == NULL || opt->api_key[0] == '\0')
+            return bad(err, err_len, "api-key-env", arg, "the variable is not set or empty");
         return 0;
     default:
         snprintf(err, err_len, "internal error: unhandled option %d", c);

@@ -25,6 +25,7 @@ struct mock_options {
     bool quiet;               /* no warnings on stderr, only fatal errors */
     bool stats;               /* print a totals line on stderr at exit */
     struct mock_fault_config faults; /* --fault and --fault-*: what to break, how often */
+    const char *api_key;      /* /v1/ requests need "Authorization: Bearer <it>"; NULL = any */
 };
 
 enum mock_options_result {
