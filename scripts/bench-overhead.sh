@@ -22,19 +22,30 @@ start_mock() { # start_mock OPTIONS...: a mock pinned to CPU 1
   URL="http://127.0.0.1:$(cat "$WORK/port")"
 }
 
-# launch NAME TOKSTORM_OPTIONS...: one rank pinned to CPU 0, results in $WORK/NAME.h5.
+# mock_cpu: the mock's CPU seconds so far (user + system, from /proc; clock ticks of 10 ms).
+mock_cpu() {
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$MOCK_PID/stat"
+}
+
+# launch NAME TOKSTORM_OPTIONS...: one rank pinned to CPU 0, results in $WORK/NAME.h5; the
+# mock's CPU seconds over the run (preconnect and start included) in MOCK_CPU, to show
+# whether the mock, on its own core, had time to spare.
 launch() {
   local name=$1
   shift
   echo "    mpirun -np 1 --bind-to none taskset -c 0 tokstorm --url \$MOCK $*" >>"$WORK/commands"
+  local before after
+  before=$(mock_cpu)
   timeout 600 mpirun -np 1 --bind-to none taskset -c 0 "$BUILD/tokstorm" --url "$URL" \
     --out "$WORK/$name.h5" "$@" >"$WORK/$name.out" 2>&1 || { cat "$WORK/$name.out"; exit 1; }
+  after=$(mock_cpu)
+  MOCK_CPU=$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.2f", b - a }')
 }
 
 # run NAME TOKSTORM_OPTIONS...: launch, then one line of figures per level.
 run() {
   launch "$@"
-  $PY - "$WORK/$1.h5" "$1" <<'PYEOF'
+  $PY - "$WORK/$1.h5" "$1" "$MOCK_CPU" <<'PYEOF'
 import sys, h5py
 f = h5py.File(sys.argv[1], "r")
 for g in sorted(f, key=lambda n: (not n.startswith(("level_", "rate_")), n)):
@@ -44,12 +55,13 @@ for g in sorted(f, key=lambda n: (not n.startswith(("level_", "rate_")), n)):
     tokens = a["output_tokens"]
     print(f"| {sys.argv[2]} {g} | {tokens} | {a['agg_tok_s']:.0f} | {load['cpu_s']:.3f} | "
           f"{load['cpu_s'] / tokens * 1e6:.3f} | {100 * load['busy_fraction']:.0f}% | "
-          f"{load['max_rss_mib']:.1f} | {a['itl_p99_ms']:.2f} | {a['ok']}/{a['ok'] + a['err']} |")
+          f"{load['max_rss_mib']:.1f} | {a['itl_p99_ms']:.2f} | {a['ok']}/{a['ok'] + a['err']} | "
+          f"{sys.argv[3]} / {a['wall_s']:.2f} |")
 PYEOF
 }
 
-echo "| run | tokens | tok/s | rank CPU s | CPU s per 1M tokens | loop busy | max RSS MiB | ITL p99 ms | ok |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| run | tokens | tok/s | rank CPU s | CPU s per 1M tokens | loop busy | max RSS MiB | ITL p99 ms | ok | mock CPU s (whole run) / level wall s |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 : >"$WORK/commands"
 
 # 1. CPU per million tokens at a rate the rank keeps up with: 64 streams, one token per 1 ms
