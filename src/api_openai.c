@@ -163,8 +163,9 @@ char *api_build_body(enum ts_api_kind kind, const struct ts_api_params *params,
     if (add_prompt(body, kind, prompt) != 0)
         goto done;
     /* cJSON prints a whole-valued double below 2^31 as an integer, which is what servers that
-     * validate max_tokens as an int expect. */
-    if (cJSON_AddNumberToObject(body, "max_tokens", (double)params->max_tokens) == NULL ||
+     * validate max_tokens as an int expect. A dataset may set a prompt's own (dataset.h). */
+    int64_t max_tokens = prompt->max_tokens > 0 ? prompt->max_tokens : params->max_tokens;
+    if (cJSON_AddNumberToObject(body, "max_tokens", (double)max_tokens) == NULL ||
         cJSON_AddNumberToObject(body, "temperature", params->temperature) == NULL)
         goto done;
     if (params->stream) {

@@ -52,6 +52,10 @@ int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *i, char *msg, 
     bad |= h5_attr_str(r, "options_json", i->options_json);
     bad |= h5_attr_str(r, "prompts", i->prompts_path);
     bad |= h5_attr_i64(r, "prompt_count", i->prompt_count);
+    bad |= h5_attr_str(r, "dataset", i->dataset);
+    bad |= h5_attr_str(r, "dataset_params_json", i->dataset_params);
+    bad |= h5_attr_str(r, "dataset_hash", i->dataset_hash);
+    bad |= h5_attr_i64(r, "dataset_seed", i->seed);
     bad |= h5_attr_i64(r, "max_tokens", i->max_tokens);
     bad |= h5_attr_i64(r, "requests_per_stream", i->requests_per_stream);
     bad |= h5_attr_f64(r, "duration_s", i->duration_s);

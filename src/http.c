@@ -1053,6 +1053,85 @@ int http_local_address(const char *url, char *buf, size_t len)
     return rc;
 }
 
+/* The answer of http_get, kept to a bound: a model list is small. */
+struct get_buf {
+    char *data;
+    size_t len, cap;
+};
+
+enum { GET_MAX_BYTES = 1 << 20 };
+
+static size_t on_get_body(char *buf, size_t size, size_t n, void *userp)
+{
+    struct get_buf *b = userp;
+    size_t add = size * n;
+    if (b->len + add + 1 > GET_MAX_BYTES)
+        return 0; /* too large: libcurl ends the transfer with a write error */
+    if (b->len + add + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + add + 1)
+            cap *= 2;
+        char *grown = realloc(b->data, cap);
+        if (grown == NULL)
+            return 0;
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, buf, add);
+    b->len += add;
+    b->data[b->len] = '\0';
+    return add;
+}
+
+int http_get(const struct ts_http_config *cfg, const char *url, char **body, long *status,
+             char *msg, size_t msg_len)
+{
+    *body = NULL;
+    *status = 0;
+    CURL *e = curl_easy_init();
+    struct curl_slist *headers = build_headers(cfg);
+    char errbuf[CURL_ERROR_SIZE] = "";
+    char bind[INET6_ADDRSTRLEN + 8] = "";
+    struct get_buf b = {0};
+    if (e == NULL || headers == NULL) {
+        snprintf(msg, msg_len, "cannot set up a GET of %s", url);
+        curl_easy_cleanup(e);
+        curl_slist_free_all(headers);
+        return TS_HTTP_ERR_INIT;
+    }
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROXY, ""); /* as for the load: straight to the server */
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(cfg->timeout_ns / 1000000));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(cfg->connect_timeout_ns / 1000000));
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_get_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    if (cfg->n_bind_addrs > 0) {
+        snprintf(bind, sizeof bind, "host!%s", cfg->bind_addrs[0]);
+        curl_easy_setopt(e, CURLOPT_INTERFACE, bind);
+    }
+    if (cfg->insecure) {
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (cfg->cacert)
+        curl_easy_setopt(e, CURLOPT_CAINFO, cfg->cacert);
+    CURLcode rc = curl_easy_perform(e);
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
+    curl_easy_cleanup(e);
+    curl_slist_free_all(headers);
+    if (rc != CURLE_OK) {
+        snprintf(msg, msg_len, "GET %s failed: %s", url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+        free(b.data);
+        return TS_HTTP_ERR_LOOP;
+    }
+    *body = b.data ? b.data : strdup("");
+    return 0;
+}
+
 int http_global_init(void)
 {
     return curl_global_init(CURL_GLOBAL_ALL) == CURLE_OK ? 0 : -1;

@@ -54,11 +54,23 @@ enum {
     OPT_API_KEY_FILE,
     OPT_INSECURE,
     OPT_CACERT,
+    OPT_DATASET,
+    OPT_NUM_PROMPTS,
+    OPT_SHAREGPT_OUTPUT_LEN,
+    OPT_INPUT_LEN,
+    OPT_INPUT_LEN_RANGE,
+    OPT_OUTPUT_LEN,
+    OPT_OUTPUT_LEN_RANGE,
+    OPT_PREFIX_LEN,
+    OPT_GROUPS,
+    OPT_PROMPTS_PER_GROUP,
+    OPT_QUESTION_LEN,
 };
 
 static const struct option long_options[] = {
     {"url", required_argument, NULL, OPT_URL},
     {"model", required_argument, NULL, OPT_MODEL},
+    {"served-model", required_argument, NULL, OPT_MODEL},
     {"api", required_argument, NULL, OPT_API},
     {"levels", required_argument, NULL, OPT_LEVELS},
     {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
@@ -71,6 +83,17 @@ static const struct option long_options[] = {
     {"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
     {"max-event-bytes", required_argument, NULL, OPT_MAX_EVENT_BYTES},
     {"prompts", required_argument, NULL, OPT_PROMPTS},
+    {"dataset", required_argument, NULL, OPT_DATASET},
+    {"num-prompts", required_argument, NULL, OPT_NUM_PROMPTS},
+    {"sharegpt-output-len", no_argument, NULL, OPT_SHAREGPT_OUTPUT_LEN},
+    {"input-len", required_argument, NULL, OPT_INPUT_LEN},
+    {"input-len-range", required_argument, NULL, OPT_INPUT_LEN_RANGE},
+    {"output-len", required_argument, NULL, OPT_OUTPUT_LEN},
+    {"output-len-range", required_argument, NULL, OPT_OUTPUT_LEN_RANGE},
+    {"prefix-len", required_argument, NULL, OPT_PREFIX_LEN},
+    {"groups", required_argument, NULL, OPT_GROUPS},
+    {"prompts-per-group", required_argument, NULL, OPT_PROMPTS_PER_GROUP},
+    {"question-len", required_argument, NULL, OPT_QUESTION_LEN},
     {"out", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, OPT_FORCE},
     {"demo", no_argument, NULL, OPT_DEMO},
@@ -121,7 +144,9 @@ void options_print_help(FILE *f)
         "Target:\n"
         "  --url URL               server base URL, e.g. http://gpu01:30000 (a trailing /v1\n"
         "                          is accepted); required unless --demo\n"
-        "  --model NAME            model name sent in each request (default: default)\n"
+        "  --model NAME            model name sent in each request (default: default);\n"
+        "                          auto: the one model GET /v1/models lists (rank 0 asks\n"
+        "                          before the preflight). --served-model is the same\n"
         "  --api chat|completions  POST /v1/chat/completions with messages (default), or\n"
         "                          POST /v1/completions with prompt\n"
         "  --demo                  start the bundled tokstorm-mock on a free loopback port\n"
@@ -146,8 +171,8 @@ void options_print_help(FILE *f)
         "  --requests-per-stream N measured requests per stream (default 2)\n"
         "  --duration TIME         instead: start measured requests for TIME (e.g. 30s, 2m)\n"
         "  --warmup N              unmeasured requests per stream first (default 0)\n"
-        "  --prompts FILE          JSON Lines prompts, {\"prompt\": ...} or {\"messages\": [...]}\n"
-        "                          per line (default: the bundled prompts/coding.jsonl)\n"
+        "  --prompts FILE          the dataset's file (default: the bundled\n"
+        "                          prompts/coding.jsonl, or prompts/sharegpt-sample.json)\n"
         "  --no-preconnect         do not open each stream's connection before the level\n"
         "                          starts (measures cold starts: TCP handshakes in TTFT;\n"
         "                          --connect-rate does not apply then)\n"
@@ -159,13 +184,36 @@ void options_print_help(FILE *f)
         "                          n): one source address has about 28k ephemeral ports\n"
         "                          per server address and port\n"
         "\n"
+        "Dataset (prompts/README.md; every kind is sampled or generated from --seed):\n"
+        "  --dataset KIND          jsonl (default): --prompts, {\"prompt\": ...} or\n"
+        "                          {\"messages\": [...]} per line; sharegpt: --prompts is a\n"
+        "                          ShareGPT JSON array, each first human turn a prompt,\n"
+        "                          shuffled, conversations under 4 or over 1024 prompt /\n"
+        "                          2048 total tokens dropped; random: generated words;\n"
+        "                          shared-prefix: groups sharing a generated system prompt\n"
+        "  --num-prompts N         sharegpt: at most N (default all); random: N (default\n"
+        "                          1000)\n"
+        "  --sharegpt-output-len   sharegpt: max_tokens = the reference answer's length\n"
+        "  --input-len N           random: prompt length in tokens (default 1024)\n"
+        "  --input-len-range F     random: lengths uniform in N*(1-F)..N*(1+F) (default 0)\n"
+        "  --output-len N          random, shared-prefix: max_tokens per request (default:\n"
+        "                          --max-tokens)\n"
+        "  --output-len-range F    ... uniform in N*(1-F)..N*(1+F) (default 0)\n"
+        "  --prefix-len N          shared-prefix: system prompt tokens (default 2048)\n"
+        "  --groups G              shared-prefix: distinct system prompts (default 64)\n"
+        "  --prompts-per-group K   shared-prefix: questions per group (default 16)\n"
+        "  --question-len N        shared-prefix: question tokens (default 128)\n"
+        "                          Tokens are estimates without the server's tokenizer: the\n"
+        "                          server's prompt_tokens are recorded per request\n"
+        "\n"
         "Open loop (instead of --levels: arrivals that do not wait for answers):\n"
         "  --rate R, --rates LIST  requests/s over all ranks, one level per rate (each rank\n"
         "                          sends R/n); latencies are also measured from each\n"
         "                          request's scheduled send time (coordinated omission shows)\n"
         "  --arrival KIND          poisson (default), gamma or constant gaps\n"
         "  --burstiness K          gamma shape: < 1 burstier, > 1 smoother (default 1)\n"
-        "  --seed N                seeds the arrival times (default 0): same seed, same times\n"
+        "  --seed N                seeds the arrival times and the dataset (default 0):\n"
+        "                          same seed, same times and the same requests\n"
         "  --requests N            requests per level over all ranks (default: --duration,\n"
         "                          30s unless given)\n"
         "  --max-concurrency N     most requests in flight over all ranks (default 1024 per\n"
@@ -210,7 +258,8 @@ void options_print_help(FILE *f)
         "\n"
         "TIME takes a unit: ns, us, ms, s, m, h (a bare number is seconds). Counts take k or M.\n"
         "Exit status: 0 sweep done; 1 run-time failure (e.g. results file write);\n"
-        "2 bad command line or input file; 3 the server failed the preflight request.\n",
+        "2 bad command line or input file (or --model auto finds several models); 3 the\n"
+        "server failed the preflight request (or --model auto's GET /v1/models).\n",
         f);
 }
 
@@ -264,6 +313,11 @@ static int check_url(char **url, char *msg, size_t len)
     return 0;
 }
 
+/* Longest generated prompt part, and most generated tokens per rank (some 6 bytes each, held
+ * twice: as prompts and as request bodies). */
+#define MAX_LEN_TOKENS     (1 << 20)
+#define MAX_DATASET_TOKENS (64.0 * 1024 * 1024)
+
 static int parse_positive(const char *name, const char *text, int64_t max, int64_t *out, char *msg,
                           size_t len)
 {
@@ -296,6 +350,8 @@ static int parse_time(const char *name, const char *text, int64_t *out, char *ms
 /* Which options were given, for the checks that relate them. */
 struct seen {
     int requests, levels, max_tokens, total_requests, max_concurrency, warmup;
+    /* The dataset options, each only for some kinds (check_dataset). */
+    int prompts, num_prompts, sharegpt_output_len, input_len, output_len, prefix;
 };
 
 /* "ttft=2s,tpot=50ms" (either or both). */
@@ -480,6 +536,50 @@ static int check_transport(const struct ts_options *o, char *msg, size_t len)
     return TS_OPT_ERR;
 }
 
+/* Each dataset option belongs to some kinds: one given with another kind is a mistake worth
+ * a line (it would silently do nothing). Also bounds what a generated dataset costs each
+ * rank in memory. */
+static int check_dataset(const struct ts_options *o, const struct seen *seen, char *msg,
+                         size_t len)
+{
+    enum ts_dataset_kind k = o->dataset;
+    const char *kind = dataset_kind_name(k), *wrong = NULL;
+    if (seen->prompts && k != TS_DATASET_JSONL && k != TS_DATASET_SHAREGPT)
+        wrong = "--prompts";
+    else if (seen->num_prompts && k != TS_DATASET_SHAREGPT && k != TS_DATASET_RANDOM)
+        wrong = "--num-prompts";
+    else if (seen->sharegpt_output_len && k != TS_DATASET_SHAREGPT)
+        wrong = "--sharegpt-output-len";
+    else if (seen->input_len && k != TS_DATASET_RANDOM)
+        wrong = "--input-len and --input-len-range";
+    else if (seen->output_len && k != TS_DATASET_RANDOM && k != TS_DATASET_SHARED_PREFIX)
+        wrong = "--output-len and --output-len-range";
+    else if (seen->prefix && k != TS_DATASET_SHARED_PREFIX)
+        wrong = "--prefix-len, --groups, --prompts-per-group and --question-len";
+    if (wrong != NULL) {
+        snprintf(msg, len, "%s: not for --dataset %s", wrong, kind);
+        return TS_OPT_ERR;
+    }
+    if (seen->output_len && o->output_len_tokens == 0) {
+        snprintf(msg, len, "--output-len-range: give --output-len too");
+        return TS_OPT_ERR;
+    }
+    double words = 0;
+    if (k == TS_DATASET_RANDOM)
+        words = (double)o->num_prompts * (double)o->input_len_tokens * (1 + o->input_len_range);
+    else if (k == TS_DATASET_SHARED_PREFIX)
+        words = (double)o->groups * (double)o->prompts_per_group *
+                (double)(o->prefix_len_tokens + o->question_len_tokens);
+    if (words > MAX_DATASET_TOKENS) {
+        snprintf(msg, len,
+                 "--dataset %s: %.0f tokens to generate on every rank, over the %.0f allowed "
+                 "(fewer or shorter prompts)",
+                 kind, words, (double)MAX_DATASET_TOKENS);
+        return TS_OPT_ERR;
+    }
+    return 0;
+}
+
 /* One option's value into *o. Returns 0, TS_OPT_ERR (msg set), or a TS_OPT_HELP/VERSION. */
 static int apply_option(struct ts_options *o, int c, const char *arg, struct seen *seen, char *msg,
                         size_t len)
@@ -566,7 +666,50 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
         o->max_event_bytes = (size_t)v;
         return 0;
     case OPT_PROMPTS:
+        seen->prompts = 1;
         return set_str(&o->prompts_path, arg);
+    case OPT_DATASET:
+        if (dataset_kind_from_name(arg, &o->dataset) != 0) {
+            snprintf(msg, len, "--dataset: '%s' is not one of jsonl, sharegpt, random, "
+                     "shared-prefix", arg);
+            return TS_OPT_ERR;
+        }
+        return 0;
+    case OPT_NUM_PROMPTS:
+        seen->num_prompts = 1;
+        return parse_positive("--num-prompts", arg, INT32_MAX, &o->num_prompts, msg, len);
+    case OPT_SHAREGPT_OUTPUT_LEN:
+        seen->sharegpt_output_len = 1;
+        o->sharegpt_output_len = 1;
+        return 0;
+    case OPT_INPUT_LEN:
+        seen->input_len = 1;
+        return parse_positive("--input-len", arg, MAX_LEN_TOKENS, &o->input_len_tokens, msg, len);
+    case OPT_INPUT_LEN_RANGE:
+        seen->input_len = 1;
+        return parse_fraction("--input-len-range", arg, 0, 0.99, &o->input_len_range, msg, len);
+    case OPT_OUTPUT_LEN:
+        seen->output_len = 1;
+        return parse_positive("--output-len", arg, INT32_MAX / 2, &o->output_len_tokens, msg,
+                              len);
+    case OPT_OUTPUT_LEN_RANGE:
+        seen->output_len = 1;
+        return parse_fraction("--output-len-range", arg, 0, 0.99, &o->output_len_range, msg, len);
+    case OPT_PREFIX_LEN:
+        seen->prefix = 1;
+        return parse_positive("--prefix-len", arg, MAX_LEN_TOKENS, &o->prefix_len_tokens, msg,
+                              len);
+    case OPT_GROUPS:
+        seen->prefix = 1;
+        return parse_positive("--groups", arg, 1 << 20, &o->groups, msg, len);
+    case OPT_PROMPTS_PER_GROUP:
+        seen->prefix = 1;
+        return parse_positive("--prompts-per-group", arg, 1 << 20, &o->prompts_per_group, msg,
+                              len);
+    case OPT_QUESTION_LEN:
+        seen->prefix = 1;
+        return parse_positive("--question-len", arg, MAX_LEN_TOKENS, &o->question_len_tokens, msg,
+                              len);
     case 'o':
         if (arg[0] == '\0') {
             snprintf(msg, len, "--out: the file name is empty");
@@ -717,6 +860,12 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     o->max_level = 65536;
     o->max_error_rate = 0.01;
     o->connect_rate = 1000;
+    o->dataset = TS_DATASET_JSONL;
+    o->input_len_tokens = 1024;
+    o->prefix_len_tokens = 2048;
+    o->groups = 64;
+    o->prompts_per_group = 16;
+    o->question_len_tokens = 128;
     if (set_str(&o->model, "default") || set_str(&o->out_path, "tokstorm-results.h5") ||
         (o->command_line = redact_command_line(argc, argv)) == NULL) {
         snprintf(msg, len, "out of memory");
@@ -797,6 +946,10 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
         o->requests_per_stream = 0;
     }
     if (check_output_paths(o, msg, len) != 0 || check_transport(o, msg, len) != 0)
+        return TS_OPT_ERR;
+    if (o->dataset == TS_DATASET_RANDOM && !seen.num_prompts)
+        o->num_prompts = 1000;
+    if (check_dataset(o, &seen, msg, len) != 0)
         return TS_OPT_ERR;
     if (o->timeout_ns < o->connect_timeout_ns)
         o->connect_timeout_ns = o->timeout_ns;

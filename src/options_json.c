@@ -56,6 +56,30 @@ static void add_load(cJSON *j, const struct ts_options *o, const char *prompts_p
     }
 }
 
+/* The dataset options: those that do not apply to the kind given are null. */
+static void add_dataset(cJSON *j, const struct ts_options *o)
+{
+    enum ts_dataset_kind k = o->dataset;
+    int random = k == TS_DATASET_RANDOM, prefix = k == TS_DATASET_SHARED_PREFIX;
+    cJSON_AddStringToObject(j, "dataset", dataset_kind_name(k));
+    add_count_or_null(j, "num-prompts", k == TS_DATASET_SHAREGPT || random ? o->num_prompts : 0);
+    cJSON_AddBoolToObject(j, "sharegpt-output-len", o->sharegpt_output_len);
+    add_count_or_null(j, "input-len", random ? o->input_len_tokens : 0);
+    if (random)
+        cJSON_AddNumberToObject(j, "input-len-range", o->input_len_range);
+    else
+        cJSON_AddNullToObject(j, "input-len-range");
+    add_count_or_null(j, "output-len", random || prefix ? o->output_len_tokens : 0);
+    if ((random || prefix) && o->output_len_tokens > 0)
+        cJSON_AddNumberToObject(j, "output-len-range", o->output_len_range);
+    else
+        cJSON_AddNullToObject(j, "output-len-range");
+    add_count_or_null(j, "prefix-len", prefix ? o->prefix_len_tokens : 0);
+    add_count_or_null(j, "groups", prefix ? o->groups : 0);
+    add_count_or_null(j, "prompts-per-group", prefix ? o->prompts_per_group : 0);
+    add_count_or_null(j, "question-len", prefix ? o->question_len_tokens : 0);
+}
+
 static void add_open_loop_and_search(cJSON *j, const struct ts_options *o)
 {
     if (o->rates != NULL) {
@@ -134,6 +158,7 @@ char *options_to_json(const struct ts_options *o, const char *url, const char *p
     cJSON_AddBoolToObject(j, "demo", o->demo);
     add_transport(j, o);
     add_load(j, o, prompts_path);
+    add_dataset(j, o);
     add_open_loop_and_search(j, o);
     add_request_and_output(j, o);
     /* Out of memory inside an Add call leaves that member out; printing then fails too. */

@@ -13,9 +13,11 @@
 #include <unistd.h>
 
 #include "tokstorm/api.h"
+#include "tokstorm/api_models.h"
 #include "tokstorm/clock.h"
 #include "tokstorm/clocksync.h"
 #include "tokstorm/collect.h"
+#include "tokstorm/dataset.h"
 #include "tokstorm/demo.h"
 #include "tokstorm/h5out.h"
 #include "tokstorm/http.h"
@@ -32,9 +34,9 @@
 #define SKEW_ONE_HOST_S   200e-6 /* start skew worth a warning, ranks on one host */
 #define SKEW_MANY_HOSTS_S 1e-3   /* ... and across hosts */
 
-/* The bundled prompts: beside the build tree's parent (build/../prompts), else where the
- * source tree was when this binary was built. */
-static char *default_prompts_path(void)
+/* The bundled prompts file (name, e.g. "coding.jsonl"): beside the build tree's parent
+ * (build/../prompts), else where the source tree was when this binary was built. */
+static char *default_prompts_path(const char *name)
 {
     char self[PATH_MAX], path[PATH_MAX + 64];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -43,24 +45,113 @@ static char *default_prompts_path(void)
         char *slash = strrchr(self, '/');
         if (slash) {
             *slash = '\0';
-            snprintf(path, sizeof path, "%s/../prompts/coding.jsonl", self);
+            snprintf(path, sizeof path, "%s/../prompts/%s", self, name);
             if (access(path, R_OK) == 0)
                 return strdup(path);
         }
     }
-    return strdup(TOKSTORM_SOURCE_DIR "/prompts/coding.jsonl");
+    snprintf(path, sizeof path, "%s/prompts/%s", TOKSTORM_SOURCE_DIR, name);
+    return strdup(path);
 }
 
+/* Every rank builds the same list itself (dataset.h): reading a file or generating from the
+ * seed costs less than broadcasting it, and needs no rank to hold it twice. The generated
+ * kinds have no file: their prompts_path stays NULL. */
 static int load_prompts(struct run_ctx *r, char *msg)
 {
-    r->prompts_path = r->opt.prompts_path ? strdup(r->opt.prompts_path) : default_prompts_path();
-    if (r->prompts_path == NULL) {
-        snprintf(msg, MSG_LEN, "out of memory");
-        return TS_EXIT_RUNTIME;
+    const struct ts_options *o = &r->opt;
+    if (o->dataset == TS_DATASET_JSONL || o->dataset == TS_DATASET_SHAREGPT) {
+        r->prompts_path = o->prompts_path ? strdup(o->prompts_path)
+                                          : default_prompts_path(o->dataset == TS_DATASET_JSONL
+                                                                     ? "coding.jsonl"
+                                                                     : "sharegpt-sample.json");
+        if (r->prompts_path == NULL) {
+            snprintf(msg, MSG_LEN, "out of memory");
+            return TS_EXIT_RUNTIME;
+        }
     }
-    if (prompts_load(&r->prompts, r->prompts_path, msg, MSG_LEN) != 0)
+    r->dataset = (struct ts_dataset_spec){
+        .kind = o->dataset,
+        .path = r->prompts_path,
+        .seed = o->seed,
+        .num_prompts = o->num_prompts,
+        .sharegpt_output_len = o->sharegpt_output_len,
+        .input_len_tokens = o->input_len_tokens,
+        .input_len_range = o->input_len_range,
+        .output_len_tokens = o->output_len_tokens,
+        .output_len_range = o->output_len_range,
+        .prefix_len_tokens = o->prefix_len_tokens,
+        .groups = o->groups,
+        .prompts_per_group = o->prompts_per_group,
+        .question_len_tokens = o->question_len_tokens,
+    };
+    int rc = dataset_load(&r->prompts, &r->dataset, msg, MSG_LEN);
+    if (rc == TS_PROMPTS_ERR_NOMEM)
+        return TS_EXIT_RUNTIME;
+    if (rc != 0)
         return TS_EXIT_USAGE;
+    snprintf(r->dataset_hash, sizeof r->dataset_hash, "fnv1a64:%016llx",
+             (unsigned long long)dataset_hash(&r->prompts));
     return 0;
+}
+
+/* --model auto: rank 0 asks GET /v1/models and every rank takes the one model listed. A
+ * server that cannot answer is a server problem (exit 3, as the preflight's); several models
+ * are the user's choice to make (exit 2, naming them). Collective. */
+static int resolve_model(struct run_ctx *r, char *msg)
+{
+    if (strcmp(r->opt.model, "auto") != 0)
+        return 0;
+    /* Within the preflight's bounds, so every rank hears the verdict in time. */
+    const int64_t cap_ns = 5 * TS_NS_PER_S;
+    struct ts_http_config cfg = {
+        .timeout_ns = r->opt.timeout_ns < cap_ns ? r->opt.timeout_ns : cap_ns,
+        .connect_timeout_ns =
+            r->opt.connect_timeout_ns < cap_ns / 2 ? r->opt.connect_timeout_ns : cap_ns / 2,
+        .bind_addrs = r->opt.bind_addrs,
+        .n_bind_addrs = r->opt.n_bind_addrs,
+        .headers = r->headers,
+        .n_headers = r->n_headers,
+        .insecure = r->opt.insecure,
+        .cacert = r->opt.cacert,
+    };
+    int rc = 0;
+    char *model = NULL;
+    if (r->comm.rank == 0 && r->probe_url == NULL) {
+        snprintf(msg, MSG_LEN, "out of memory");
+        rc = TS_EXIT_RUNTIME;
+    } else if (r->comm.rank == 0) {
+        char *body = NULL, why[MSG_LEN - 100] = "";
+        long status = 0;
+        if (http_get(&cfg, r->probe_url, &body, &status, why, sizeof why) != 0) {
+            snprintf(msg, MSG_LEN, "--model auto: %s", why);
+            rc = TS_EXIT_PREFLIGHT;
+        } else if (status != 200) {
+            snprintf(msg, MSG_LEN, "--model auto: GET %s answered HTTP %ld", r->probe_url, status);
+            rc = TS_EXIT_PREFLIGHT;
+        } else {
+            int pick = api_models_pick(body, strlen(body), &model, why, sizeof why);
+            if (pick != 0)
+                snprintf(msg, MSG_LEN, "--model auto: GET %s: %s", r->probe_url, why);
+            rc = pick == 0                       ? 0
+                 : pick == TS_API_MODELS_SEVERAL ? TS_EXIT_USAGE
+                 : pick == TS_API_MODELS_NOMEM   ? TS_EXIT_RUNTIME
+                                                 : TS_EXIT_PREFLIGHT;
+        }
+        free(body);
+    }
+    if ((rc = collect_agree(&r->comm, rc, msg)) != 0) {
+        free(model);
+        return rc;
+    }
+    if (collect_bcast_string(&r->comm, &model) != 0 || model == NULL) {
+        snprintf(msg, MSG_LEN, "out of memory");
+        rc = TS_EXIT_RUNTIME;
+    } else {
+        free(r->opt.model);
+        r->opt.model = model;
+    }
+    return collect_agree(&r->comm, rc, msg);
 }
 
 static int build_bodies(struct run_ctx *r, char *msg)
@@ -254,7 +345,9 @@ static void preflight_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_tran
 static int preflight(struct run_ctx *r, char *msg)
 {
     struct ts_api_params params = {.model = r->opt.model, .max_tokens = 1, .stream = 1};
-    char *body = api_build_body(r->opt.api, &params, &r->prompts.items[0]);
+    struct ts_prompt first = r->prompts.items[0];
+    first.max_tokens = 0; /* one token, whatever the dataset asks of the first prompt */
+    char *body = api_build_body(r->opt.api, &params, &first);
     /* Every rank must hear the verdict within 10 s, MPI start-up and tear-down included. */
     const int64_t cap_ns = 5 * TS_NS_PER_S;
     struct ts_http_config cfg = {
@@ -402,6 +495,9 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     if (r->probe_url)
         snprintf(r->probe_url, n, "%s/v1/models", r->url);
 
+    msg[0] = '\0';
+    if ((rc = resolve_model(r, msg)) != 0)
+        return rc;
     msg[0] = '\0';
     rc = r->endpoint && r->probe_url ? build_bodies(r, msg) : TS_EXIT_RUNTIME;
     if (rc == 0 && level_init(&r->level) != 0) {

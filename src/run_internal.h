@@ -9,6 +9,7 @@
 
 #include "tokstorm/clocksync.h"
 #include "tokstorm/collect.h"
+#include "tokstorm/dataset.h"
 #include "tokstorm/demo.h"
 #include "tokstorm/h5out.h"
 #include "tokstorm/http.h"
@@ -47,7 +48,10 @@ struct run_ctx {
     struct ts_comm comm;
     struct ts_options opt;
     struct ts_prompts prompts;
-    char *prompts_path; /* resolved */
+    char *prompts_path;             /* resolved; NULL for a generated dataset */
+    struct ts_dataset_spec dataset; /* what built prompts */
+    char dataset_hash[32];          /* "fnv1a64:<16 hex digits>" of prompts (dataset_hash) */
+    char *dataset_params;           /* rank 0: dataset_params_json, for the results file */
     char *url;          /* server base URL (the demo mock's under --demo) */
     char *endpoint;     /* url + the API path */
     char **bodies;      /* one request body per prompt */

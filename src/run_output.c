@@ -7,6 +7,7 @@
 
 #include "tokstorm/api.h"
 #include "tokstorm/clock.h"
+#include "tokstorm/dataset.h"
 #include "tokstorm/run.h"
 #include "tokstorm/schedule.h"
 
@@ -54,8 +55,11 @@ static void fill_info(struct run_ctx *r, size_t n_hosts)
         .command_line = r->opt.command_line,
         .options_json = r->options_json,
         .results_path = r->opt.out_path,
-        .prompts_path = r->prompts_path,
+        .prompts_path = r->prompts_path ? r->prompts_path : "",
         .prompt_count = (int64_t)r->prompts.count,
+        .dataset = dataset_kind_name(r->opt.dataset),
+        .dataset_params = r->dataset_params,
+        .dataset_hash = r->dataset_hash,
         .max_tokens = r->opt.max_tokens,
         .requests_per_stream = r->opt.requests_per_stream,
         .duration_s = (double)r->opt.duration_ns / 1e9,
@@ -119,7 +123,8 @@ int run_output_begin(struct run_ctx *r, char *msg)
 {
     r->hosts = calloc((size_t)r->comm.size, sizeof *r->hosts);
     r->options_json = options_to_json(&r->opt, r->url, r->prompts_path);
-    if (r->hosts == NULL || r->options_json == NULL) {
+    r->dataset_params = dataset_params_json(&r->dataset);
+    if (r->hosts == NULL || r->options_json == NULL || r->dataset_params == NULL) {
         snprintf(msg, MSG_LEN, "out of memory");
         return TS_EXIT_RUNTIME;
     }
@@ -152,8 +157,10 @@ void run_output_free(struct run_ctx *r)
 {
     free(r->hosts);
     free(r->options_json);
+    free(r->dataset_params);
     free(r->table);
     r->hosts = NULL;
     r->options_json = NULL;
+    r->dataset_params = NULL;
     r->table = NULL;
 }

@@ -219,6 +219,8 @@ static void add_run(cJSON *j, const struct ts_run_info *run, const char *end_utc
     add_string(j, "start_time_utc", run->start_utc);
     add_string(j, "end_time_utc", end_utc);
     add_string(j, "results_file", run->results_path);
+    add_string(j, "dataset", run->dataset);
+    add_string(j, "dataset_hash", run->dataset_hash);
     add_string(j, "slurm_job_id", run->slurm_job_id);
     add_string(j, "slurm_job_name", run->slurm_job_name);
     add_string(j, "slurm_nodelist", run->slurm_nodelist);

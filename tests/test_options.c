@@ -30,8 +30,9 @@ static int rejects(int argc, char **argv, const char *want)
 }
 #define REJECTS(want, ...) CHECK(rejects(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), want))
 
-/* Every long option --help lists (but --help, --version and --rate, the singular of --rates)
- * is a key of options_to_json's object: a new option cannot be left out of the record. */
+/* Every long option --help lists (but --help, --version, --rate, the singular of --rates, and
+ * --served-model, the alias of --model) is a key of options_to_json's object: a new option
+ * cannot be left out of the record. */
 static void check_json_covers_help(const struct ts_options *o)
 {
     char *help = NULL;
@@ -50,7 +51,7 @@ static void check_json_covers_help(const struct ts_options *o)
         snprintf(name, sizeof name, "%.*s", (int)n, p);
         p += n;
         if (n < 2 || strcmp(name, "help") == 0 || strcmp(name, "version") == 0 ||
-            strcmp(name, "rate") == 0)
+            strcmp(name, "rate") == 0 || strcmp(name, "served-model") == 0)
             continue;
         options++;
         if (!cJSON_HasObjectItem(j, name)) {
@@ -127,6 +128,22 @@ static void test_secrets_and_transport(void)
     options_free(&o);
 
     /* A key itself is refused however it is given, and never quoted back. */
+    /* Dataset options belong to their kinds; lengths and fractions are checked. */
+    REJECTS("--dataset: 'csv' is not one of", "--url", "http://h", "--dataset", "csv");
+    REJECTS("--input-len and --input-len-range: not for --dataset jsonl", "--url", "http://h",
+            "--input-len", "10");
+    REJECTS("--prompts: not for --dataset random", "--url", "http://h", "--dataset", "random",
+            "--prompts", "x.jsonl");
+    REJECTS("--sharegpt-output-len: not for --dataset random", "--url", "http://h",
+            "--dataset", "random", "--sharegpt-output-len");
+    REJECTS("--input-len-range: '1' is not a number from 0 to 0.99", "--url", "http://h",
+            "--dataset", "random", "--input-len-range", "1");
+    REJECTS("--output-len-range: give --output-len too", "--url", "http://h", "--dataset",
+            "random", "--output-len-range", "0.5");
+    REJECTS("tokens to generate on every rank", "--url", "http://h", "--dataset", "random",
+            "--num-prompts", "100k", "--input-len", "100k");
+    REJECTS("--groups: '0' is not", "--url", "http://h", "--dataset", "shared-prefix",
+            "--groups", "0");
     REJECTS("--api-key: a key on the command line is visible", "--url", "http://x", "--api-key",
             "sk-SECRET");
     REJECTS("--api-key-file FILE or --api-key-env VAR", "--url", "http://x", "--api-key=sk-SECRET");

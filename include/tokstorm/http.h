@@ -115,6 +115,14 @@ int64_t http_live_events(const struct ts_http *h);
 int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_url, char *msg,
                         size_t msg_len);
 
+/* One blocking GET of url before any load (for --model auto's /v1/models), with cfg's
+ * headers, TLS settings, timeouts and first bind address; the answer's body goes into *body
+ * (malloc'd, NUL-terminated, at most 1 MiB; the caller frees) and its status into *status.
+ * Returns 0 once an HTTP answer came, or TS_HTTP_ERR_INIT / TS_HTTP_ERR_LOOP with msg (the
+ * transport's error: refused, timeout, certificate). */
+int http_get(const struct ts_http_config *cfg, const char *url, char **body, long *status,
+             char *msg, size_t msg_len);
+
 /* How many connection attempts failed for lack of a local port (EADDRNOTAVAIL) since the
  * last call, preconnect probes included; the count starts again from 0. */
 int64_t http_take_port_exhaustion(struct ts_http *h);

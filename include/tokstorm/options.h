@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "tokstorm/api.h"
+#include "tokstorm/dataset.h"
 #include "tokstorm/schedule.h"
 
 #define TS_OPT_ERR     (-1) /* invalid command line: msg names the option */
@@ -25,7 +26,7 @@ enum ts_progress_mode {
 
 struct ts_options {
     char *url;            /* server base URL without trailing '/' ("http://h:8000") */
-    char *model;          /* "model" in each request */
+    char *model;          /* "model" in each request; "auto" = ask GET /v1/models (run.c) */
     enum ts_api_kind api; /* dialect and endpoint */
     int64_t *levels;      /* global concurrencies, in the order given */
     size_t n_levels;
@@ -39,7 +40,19 @@ struct ts_options {
     int64_t connect_timeout_ns;  /* per connection attempt */
     int64_t stall_timeout_ns;    /* no answer byte for this long ends a request; 0 = off */
     size_t max_event_bytes;      /* cap on one SSE event */
-    char *prompts_path;          /* NULL = the bundled prompts/coding.jsonl */
+    char *prompts_path;          /* NULL = the bundled file of the dataset kind */
+    /* The dataset (dataset.h): which prompts, sampled or generated from seed. */
+    enum ts_dataset_kind dataset;  /* --dataset */
+    int64_t num_prompts;           /* sharegpt: at most (0 = all); random: exactly */
+    int sharegpt_output_len;       /* sharegpt: max_tokens = reference answer's tokens */
+    int64_t input_len_tokens;      /* random: target prompt length */
+    double input_len_range;        /* random: +- fraction */
+    int64_t output_len_tokens;     /* random, shared-prefix: max_tokens; 0 = --max-tokens */
+    double output_len_range;       /* ... +- fraction */
+    int64_t prefix_len_tokens;     /* shared-prefix: system prompt length */
+    int64_t groups;                /* shared-prefix: distinct system prompts */
+    int64_t prompts_per_group;     /* shared-prefix: questions per system prompt */
+    int64_t question_len_tokens;   /* shared-prefix: question length */
     char *out_path;              /* HDF5 results file */
     int force;                   /* overwrite existing out_path, json_path, csv_path */
     int demo;                    /* start tokstorm-mock and sweep against it */
@@ -64,7 +77,7 @@ struct ts_options {
     size_t n_rates;
     enum ts_arrival arrival; /* gaps between arrivals */
     double burstiness;       /* gamma shape (1 = Poisson-like) */
-    uint64_t seed;           /* seeds the arrival times */
+    uint64_t seed;           /* seeds the arrival times and the dataset */
     int64_t max_concurrency; /* open loop: most requests in flight over all ranks; 0 = auto */
     int64_t requests;        /* open loop: requests per level over all ranks; 0 = duration */
     /* Saturation search. */

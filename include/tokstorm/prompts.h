@@ -5,6 +5,7 @@
 #define TOKSTORM_PROMPTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define TS_PROMPTS_ERR_IO     (-1) /* the file cannot be opened or read */
 #define TS_PROMPTS_ERR_FORMAT (-2) /* a line is not a valid prompt object */
@@ -14,6 +15,7 @@
 struct ts_prompt {
     char *text;          /* {"prompt": ...}: the text; NULL for a messages prompt */
     char *messages_json; /* {"messages": ...}: the array, re-serialised compactly; else NULL */
+    int64_t max_tokens;  /* this prompt's max_tokens; 0 = the run's --max-tokens (dataset.h) */
 };
 
 struct ts_prompts {

@@ -26,8 +26,11 @@ struct ts_run_info {
     const char *command_line; /* secrets masked (redact.h) */
     const char *options_json; /* every option's effective value (options_to_json) */
     const char *results_path; /* the HDF5 file (--out) */
-    const char *prompts_path;
+    const char *prompts_path; /* "" for a generated dataset */
     int64_t prompt_count;
+    const char *dataset;        /* dataset_kind_name */
+    const char *dataset_params; /* dataset_params_json */
+    const char *dataset_hash;   /* "fnv1a64:..." of the prompts as sent */
     int64_t max_tokens;
     int64_t requests_per_stream;
     double duration_s;
