@@ -70,6 +70,11 @@ static int build_bodies(struct run_ctx *r, char *msg)
         .max_tokens = r->opt.max_tokens,
         .temperature = r->opt.temperature,
         .ignore_eos = r->opt.ignore_eos,
+        .top_p = r->opt.top_p,
+        .min_tokens = r->opt.min_tokens,
+        .stop = (const char *const *)r->opt.stop,
+        .n_stop = r->opt.n_stop,
+        .extra_body = r->opt.extra_body,
         .stream = 1,
     };
     size_t n = r->prompts.count;
@@ -253,7 +258,9 @@ static void preflight_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_tran
 
 static int preflight(struct run_ctx *r, char *msg)
 {
-    struct ts_api_params params = {.model = r->opt.model, .max_tokens = 1, .stream = 1};
+    /* --extra-body goes with it: a server may need one of its knobs to answer at all. */
+    struct ts_api_params params = {
+        .model = r->opt.model, .max_tokens = 1, .extra_body = r->opt.extra_body, .stream = 1};
     char *body = api_build_body(r->opt.api, &params, &r->prompts.items[0]);
     /* Every rank must hear the verdict within 10 s, MPI start-up and tear-down included. */
     const int64_t cap_ns = 5 * TS_NS_PER_S;
