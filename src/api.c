@@ -94,6 +94,12 @@ int api_parse_event(enum ts_api_kind kind, const char *data, size_t len, struct 
     return api_parse_event_cjson(kind, data, len, out);
 }
 
+int64_t api_max_tokens(const struct ts_api_params *params, const struct ts_prompt *prompt)
+{
+    (void)prompt; /* struct ts_prompt has no budget of its own on this branch yet */
+    return params->max_tokens;
+}
+
 int api_add_stop(cJSON *obj, const char *name, const struct ts_api_params *params)
 {
     if (params->n_stop == 0)

@@ -132,7 +132,7 @@ char *api_openai_build_body(enum ts_api_kind kind, const struct ts_api_params *p
         goto done;
     /* cJSON prints a whole-valued double below 2^31 as an integer, which is what servers that
      * validate max_tokens as an int expect. */
-    if (cJSON_AddNumberToObject(body, "max_tokens", (double)params->max_tokens) == NULL ||
+    if (cJSON_AddNumberToObject(body, "max_tokens", (double)api_max_tokens(params, prompt)) == NULL ||
         cJSON_AddNumberToObject(body, "temperature", params->temperature) == NULL)
         goto done;
     if (params->stream) {

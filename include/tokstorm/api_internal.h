@@ -63,6 +63,10 @@ const struct cJSON *api_json_member(const struct cJSON *object, const char *name
  * array). */
 char *api_prompt_text(const struct ts_prompt *prompt);
 
+/* The token budget of one request, which every dialect's body sends under its own name: the
+ * one place where a prompt's own budget would take over the run's. */
+int64_t api_max_tokens(const struct ts_api_params *params, const struct ts_prompt *prompt);
+
 /* Adds the stop strings of params, when there are any, to obj as an array named name.
  * Returns 0 or -1. */
 int api_add_stop(struct cJSON *obj, const char *name, const struct ts_api_params *params);
