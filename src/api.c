@@ -155,7 +155,8 @@ int api_check_extra_body(const char *json, char *msg, size_t msg_len)
     cJSON *extra = cJSON_Parse(json);
     int ok = cJSON_IsObject(extra);
     if (!ok)
-        snprintf(msg, msg_len, "%s", extra == NULL ? "not valid JSON" : "not a JSON object ({...})");
+        snprintf(msg, msg_len, "%s",
+                 extra == NULL ? "not valid JSON" : "not a JSON object ({...})");
     cJSON_Delete(extra);
     return ok ? 0 : -1;
 }
@@ -266,7 +267,6 @@ void api_json_read_error(const cJSON *root, struct ts_api_chunk *out)
     else
         set_error(out, "error without a message");
 }
-
 
 /* The rule of api.h. The range check comes before the conversion, which would otherwise be
  * undefined behaviour; 2^63 itself is a double, INT64_MAX is not. */

@@ -13,7 +13,8 @@ char *api_llamacpp_build_body(const struct ts_api_params *params, const struct t
     cJSON *body = cJSON_CreateObject();
     char *text = api_prompt_text(prompt);
     if (body == NULL || text == NULL || cJSON_AddStringToObject(body, "prompt", text) == NULL ||
-        cJSON_AddNumberToObject(body, "n_predict", (double)api_max_tokens(params, prompt)) == NULL ||
+        cJSON_AddNumberToObject(body, "n_predict", (double)api_max_tokens(params, prompt)) ==
+            NULL ||
         cJSON_AddNumberToObject(body, "temperature", params->temperature) == NULL ||
         (params->top_p > 0 && cJSON_AddNumberToObject(body, "top_p", params->top_p) == NULL) ||
         (params->ignore_eos && cJSON_AddTrueToObject(body, "ignore_eos") == NULL) ||

@@ -1,7 +1,7 @@
 /* api_openai.c: the OpenAI chat and completions dialects: one request body out (cJSON), one SSE
  * event's data in (api.c runs api_scan.c's tokenizer first, this file's cJSON reading as the
- * reference and fallback). It knows nothing of curl, sockets, clocks or MPI, nor of SSE framing: the caller
- * hands it one event's data at a time. */
+ * reference and fallback). It knows nothing of curl, sockets, clocks or MPI, nor of SSE framing:
+ * the caller hands it one event's data at a time. */
 #include "tokstorm/api.h"
 #include "tokstorm/api_internal.h"
 
@@ -132,7 +132,8 @@ char *api_openai_build_body(enum ts_api_kind kind, const struct ts_api_params *p
         goto done;
     /* cJSON prints a whole-valued double below 2^31 as an integer, which is what servers that
      * validate max_tokens as an int expect. */
-    if (cJSON_AddNumberToObject(body, "max_tokens", (double)api_max_tokens(params, prompt)) == NULL ||
+    if (cJSON_AddNumberToObject(body, "max_tokens", (double)api_max_tokens(params, prompt)) ==
+            NULL ||
         cJSON_AddNumberToObject(body, "temperature", params->temperature) == NULL)
         goto done;
     if (params->stream) {

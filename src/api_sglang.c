@@ -15,7 +15,8 @@ char *api_sglang_build_body(const struct ts_api_params *params, const struct ts_
     cJSON *sp;
     if (body == NULL || text == NULL || cJSON_AddStringToObject(body, "text", text) == NULL ||
         (sp = cJSON_AddObjectToObject(body, "sampling_params")) == NULL ||
-        cJSON_AddNumberToObject(sp, "max_new_tokens", (double)api_max_tokens(params, prompt)) == NULL ||
+        cJSON_AddNumberToObject(sp, "max_new_tokens", (double)api_max_tokens(params, prompt)) ==
+            NULL ||
         cJSON_AddNumberToObject(sp, "temperature", params->temperature) == NULL ||
         (params->top_p > 0 && cJSON_AddNumberToObject(sp, "top_p", params->top_p) == NULL) ||
         (params->min_tokens > 0 &&

@@ -18,7 +18,8 @@ char *api_tgi_build_body(const struct ts_api_params *params, const struct ts_pro
     cJSON *p;
     if (body == NULL || text == NULL || cJSON_AddStringToObject(body, "inputs", text) == NULL ||
         (p = cJSON_AddObjectToObject(body, "parameters")) == NULL ||
-        cJSON_AddNumberToObject(p, "max_new_tokens", (double)api_max_tokens(params, prompt)) == NULL ||
+        cJSON_AddNumberToObject(p, "max_new_tokens", (double)api_max_tokens(params, prompt)) ==
+            NULL ||
         (params->temperature > 0 &&
          cJSON_AddNumberToObject(p, "temperature", params->temperature) == NULL) ||
         (params->top_p > 0 && cJSON_AddNumberToObject(p, "top_p", params->top_p) == NULL) ||

@@ -224,10 +224,10 @@ _Static_assert(2 * N_HISTS + N_TIMES == TS_EXTREMES_PACKED, "every extreme is pa
 
 void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTREMES_PACKED])
 {
-    const struct ts_hist_extremes *h[N_HISTS] = {
-        &x->ttft,       &x->itl,       &x->tpot,        &x->e2e,        &x->lag,
-        &x->ttft_sched, &x->e2e_sched, &x->stamp_delay, &x->ttft_error, &x->itl_error,
-        &x->ttft_answer};
+    const struct ts_hist_extremes *h[N_HISTS] = {&x->ttft,      &x->itl,         &x->tpot,
+                                                 &x->e2e,       &x->lag,         &x->ttft_sched,
+                                                 &x->e2e_sched, &x->stamp_delay, &x->ttft_error,
+                                                 &x->itl_error, &x->ttft_answer};
     for (int i = 0; i < N_HISTS; i++) {
         out[2 * i] = -h[i]->min_ns;
         out[2 * i + 1] = h[i]->max_ns;
@@ -243,10 +243,10 @@ void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTRE
 
 void stats_extremes_unpack(const int64_t in[TS_EXTREMES_PACKED], struct ts_level_extremes *x)
 {
-    struct ts_hist_extremes *h[N_HISTS] = {
-        &x->ttft,       &x->itl,       &x->tpot,        &x->e2e,        &x->lag,
-        &x->ttft_sched, &x->e2e_sched, &x->stamp_delay, &x->ttft_error, &x->itl_error,
-        &x->ttft_answer};
+    struct ts_hist_extremes *h[N_HISTS] = {&x->ttft,      &x->itl,         &x->tpot,
+                                           &x->e2e,       &x->lag,         &x->ttft_sched,
+                                           &x->e2e_sched, &x->stamp_delay, &x->ttft_error,
+                                           &x->itl_error, &x->ttft_answer};
     for (int i = 0; i < N_HISTS; i++) {
         h[i]->min_ns = -in[2 * i];
         h[i]->max_ns = in[2 * i + 1];

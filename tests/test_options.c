@@ -172,8 +172,8 @@ static void test_request_knobs(void)
     struct ts_options o;
     char msg[256];
     CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--api", "tgi", "--top-p", "0.95",
-                       "--min-tokens", "4", "--stop", "</s>", "--stop", "\n\n",
-                       "--extra-body", "{\"top_k\": 20, \"sampling_params\": {\"min_p\": 0.1}}"),
+                       "--min-tokens", "4", "--stop", "</s>", "--stop", "\n\n", "--extra-body",
+                       "{\"top_k\": 20, \"sampling_params\": {\"min_p\": 0.1}}"),
                  0);
     CHECK_EQ_INT(o.api, TS_API_TGI);
     CHECK(o.top_p == 0.95);
@@ -185,8 +185,8 @@ static void test_request_knobs(void)
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "api")), "tgi");
     CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(j, "stop")) == 2);
-    CHECK(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "extra-body"),
-                                                   "top_k")) == 20);
+    CHECK(cJSON_GetNumberValue(
+              cJSON_GetObjectItem(cJSON_GetObjectItem(j, "extra-body"), "top_k")) == 20);
     cJSON_Delete(j);
     free(text);
     options_free(&o);

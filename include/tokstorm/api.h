@@ -26,11 +26,11 @@ enum ts_api_kind {
  * knob a dialect has no name for is left out (TGI: min_tokens, ignore_eos; llama.cpp:
  * min_tokens). */
 struct ts_api_params {
-    const char *model;      /* "model" field (OpenAI dialects only) */
-    int64_t max_tokens;     /* max_tokens / max_new_tokens / n_predict */
-    double temperature;     /* "temperature" (TGI: left out when 0, which it rejects) */
-    double top_p;           /* "top_p"; 0 = not sent */
-    int64_t min_tokens;     /* min_tokens / min_new_tokens; 0 = not sent */
+    const char *model;       /* "model" field (OpenAI dialects only) */
+    int64_t max_tokens;      /* max_tokens / max_new_tokens / n_predict */
+    double temperature;      /* "temperature" (TGI: left out when 0, which it rejects) */
+    double top_p;            /* "top_p"; 0 = not sent */
+    int64_t min_tokens;      /* min_tokens / min_new_tokens; 0 = not sent */
     const char *const *stop; /* stop strings, n_stop of them; sent as an array when n_stop > 0 */
     size_t n_stop;
     const char *extra_body; /* a JSON object merged into the body last (objects merge member by

@@ -35,8 +35,8 @@ struct ts_api_scan_where {
 };
 
 /* api_scan_event that also says where (when where is not NULL and it returns 0). */
-int api_scan_event_at(enum ts_api_kind kind, const char *data, size_t len,
-                      struct ts_api_chunk *out, struct ts_api_scan_where *where);
+int api_scan_event_at(enum ts_api_kind kind, const char *data, size_t len, struct ts_api_chunk *out,
+                      struct ts_api_scan_where *where);
 
 /* Shared by the dialects (api.c). */
 

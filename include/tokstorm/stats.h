@@ -181,17 +181,17 @@ struct ts_level_summary {
     uint64_t ok, err;
     uint64_t err_by_class[TS_ERR__COUNT];
     uint64_t output_tokens, prompt_tokens;
-    double agg_tok_s;        /* output_tokens / wall_s */
-    double per_req_tok_s;    /* mean over ok requests of output_tokens / (end - start) */
-    double steady_s;         /* length of the window in which all C streams were busy */
-    double steady_tokens;    /* tokens delivered in it (set by the caller: needs every rank) */
-    double steady_tok_s;     /* steady_tokens / steady_s; 0 when the window is empty */
-    double start_skew_s;     /* latest - earliest first request start over ranks */
-    uint64_t late;           /* open loop: requests that waited for a free slot */
-    uint64_t good;           /* ok requests within every objective */
-    double req_s;            /* ok requests / wall_s */
-    double goodput_req_s;    /* good requests / wall_s */
-    double tokens_per_event; /* output tokens / content events: > 1 when the server coalesces */
+    double agg_tok_s;          /* output_tokens / wall_s */
+    double per_req_tok_s;      /* mean over ok requests of output_tokens / (end - start) */
+    double steady_s;           /* length of the window in which all C streams were busy */
+    double steady_tokens;      /* tokens delivered in it (set by the caller: needs every rank) */
+    double steady_tok_s;       /* steady_tokens / steady_s; 0 when the window is empty */
+    double start_skew_s;       /* latest - earliest first request start over ranks */
+    uint64_t late;             /* open loop: requests that waited for a free slot */
+    uint64_t good;             /* ok requests within every objective */
+    double req_s;              /* ok requests / wall_s */
+    double goodput_req_s;      /* good requests / wall_s */
+    double tokens_per_event;   /* output tokens / content events: > 1 when the server coalesces */
     uint64_t reasoning_events; /* content events that were reasoning only */
     uint64_t answer_events;    /* content events with answer content */
     struct ts_dist ttft, itl, tpot, e2e;

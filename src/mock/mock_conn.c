@@ -173,8 +173,8 @@ static void conn_start_generation(struct mock_conn *c, enum mock_api api)
     const char *body = mock_buf_head(&c->in) + c->req.head_bytes;
     size_t body_bytes = (size_t)c->req.body_bytes;
     int rc = mock_dialect_is_native(api)
-                 ? mock_dialect_parse_request(api, body, body_bytes, srv->opt->model, id,
-                                              &c->reply, err, sizeof err)
+                 ? mock_dialect_parse_request(api, body, body_bytes, srv->opt->model, id, &c->reply,
+                                              err, sizeof err)
                  : mock_openai_parse_request(api, body, body_bytes, srv->opt->model, id,
                                              (int64_t)time(NULL), &c->reply, err, sizeof err);
     if (rc != 0) {

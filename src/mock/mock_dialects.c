@@ -68,7 +68,8 @@ int mock_dialect_parse_request(enum mock_api api, const char *body, size_t body_
     } else if (parse_budget(params, "max_new_tokens", 0, &out->max_tokens, err, err_len) != 0) {
         goto done;
     }
-    out->stream = api == MOCK_API_TGI || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "stream"));
+    out->stream =
+        api == MOCK_API_TGI || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "stream"));
     if (!out->stream) {
         snprintf(err, err_len, "tokstorm-mock serves this endpoint only with \"stream\": true");
         goto done;
@@ -104,8 +105,8 @@ static int append_stamp_end(struct mock_buf *out, int64_t send_ns)
 
 /* data: {"text":"<1..n>","meta_info":{"id":"mock-<id>","finish_reason":<finish>,
  * "prompt_tokens":P,"completion_tokens":n,"cached_tokens":0},"index":0,"tokstorm_send_ns":S} */
-static int sglang_event(const struct mock_openai_reply *r, int64_t n, int finished,
-                        int64_t send_ns, struct mock_buf *out)
+static int sglang_event(const struct mock_openai_reply *r, int64_t n, int finished, int64_t send_ns,
+                        struct mock_buf *out)
 {
     int rc = mock_buf_append(out, LIT("data: {\"text\":\""));
     rc |= append_text(out, n);
