@@ -142,7 +142,8 @@ static void remember(struct ts_api_memo *m, const char *data, size_t len,
 int api_parse_event_memo(enum ts_api_kind kind, const char *data, size_t len,
                          struct ts_api_memo *memo, struct ts_api_chunk *out)
 {
-    if (data == NULL || len == 0)
+    /* The memo and the scanner know only the OpenAI chunks. */
+    if (data == NULL || len == 0 || (kind != TS_API_CHAT && kind != TS_API_COMPLETIONS))
         return api_parse_event(kind, data, len, out);
     if (memo->len > 0 && read_from_memo(memo, data, len, out) == 0)
         return 0;

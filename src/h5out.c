@@ -32,10 +32,12 @@ static hid_t make_row_type(void)
     FIELD(start_s, H5T_NATIVE_DOUBLE);
     FIELD(first_byte_s, H5T_NATIVE_DOUBLE);
     FIELD(first_token_s, H5T_NATIVE_DOUBLE);
+    FIELD(first_answer_s, H5T_NATIVE_DOUBLE);
     FIELD(end_s, H5T_NATIVE_DOUBLE);
     FIELD(output_tokens, H5T_NATIVE_INT64);
     FIELD(prompt_tokens, H5T_NATIVE_INT64);
     FIELD(content_events, H5T_NATIVE_INT64);
+    FIELD(reasoning_events, H5T_NATIVE_INT64);
     FIELD(tokens_from_usage, H5T_NATIVE_INT32);
     FIELD(http_status, H5T_NATIVE_INT32);
     FIELD(error_class, err_enum);
@@ -422,6 +424,8 @@ int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s,
     bad |= h5_attr_f64(g, "req_s", s->req_s);
     bad |= h5_attr_f64(g, "goodput_req_s", s->goodput_req_s);
     bad |= h5_attr_f64(g, "tokens_per_event", s->tokens_per_event);
+    bad |= h5_attr_i64(g, "reasoning_events", (int64_t)s->reasoning_events);
+    bad |= h5_attr_i64(g, "answer_events", (int64_t)s->answer_events);
     bad |= h5_attr_i64(g, "complete", complete);
     bad |= h5_attr_f64(g, "start_s", s->start_s);
     bad |= h5_attr_f64(g, "wall_s", s->wall_s);
@@ -450,6 +454,7 @@ int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s,
     bad |= attr_dist(g, "stamp_delay", &s->stamp_delay);
     bad |= attr_dist(g, "ttft_error", &s->ttft_error);
     bad |= attr_dist(g, "itl_error", &s->itl_error);
+    bad |= attr_dist(g, "ttft_answer", &s->ttft_answer);
     close_level(h);
     /* The summary row goes with the level: on disk at the same flush. */
     bad |= h5out_summary_append(h, row);

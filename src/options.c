@@ -65,6 +65,10 @@ enum {
     OPT_GROUPS,
     OPT_PROMPTS_PER_GROUP,
     OPT_QUESTION_LEN,
+    OPT_TOP_P,
+    OPT_MIN_TOKENS,
+    OPT_STOP,
+    OPT_EXTRA_BODY,
 };
 
 static const struct option long_options[] = {
@@ -76,6 +80,10 @@ static const struct option long_options[] = {
     {"max-tokens", required_argument, NULL, OPT_MAX_TOKENS},
     {"temperature", required_argument, NULL, OPT_TEMPERATURE},
     {"ignore-eos", no_argument, NULL, OPT_IGNORE_EOS},
+    {"top-p", required_argument, NULL, OPT_TOP_P},
+    {"min-tokens", required_argument, NULL, OPT_MIN_TOKENS},
+    {"stop", required_argument, NULL, OPT_STOP},
+    {"extra-body", required_argument, NULL, OPT_EXTRA_BODY},
     {"requests-per-stream", required_argument, NULL, OPT_REQUESTS},
     {"duration", required_argument, NULL, OPT_DURATION},
     {"warmup", required_argument, NULL, OPT_WARMUP},
@@ -147,8 +155,11 @@ void options_print_help(FILE *f)
         "  --model NAME            model name sent in each request (default: default);\n"
         "                          auto: the one model GET /v1/models lists (rank 0 asks\n"
         "                          before the preflight). --served-model is the same\n"
-        "  --api chat|completions  POST /v1/chat/completions with messages (default), or\n"
-        "                          POST /v1/completions with prompt\n"
+        "  --api KIND              the server's API: chat (default; POST /v1/chat/completions\n"
+        "                          with messages), completions (POST /v1/completions),\n"
+        "                          sglang (SGLang's POST /generate), tgi (TGI's POST\n"
+        "                          /generate_stream) or llamacpp (llama.cpp's POST\n"
+        "                          /completion); the native ones get the prompt as text\n"
         "  --demo                  start the bundled tokstorm-mock on a free loopback port\n"
         "                          (TTFT 50 ms, 10 ms decode step, batch 64) and sweep it;\n"
         "                          defaults become --levels 1,4,16,64,128,256 --max-tokens 64\n"
@@ -232,6 +243,14 @@ void options_print_help(FILE *f)
         "  --max-tokens N          max_tokens per request (default 256)\n"
         "  --temperature T         sampling temperature (default 0)\n"
         "  --ignore-eos            send \"ignore_eos\": true so each request runs to max_tokens\n"
+        "  --top-p P               nucleus sampling threshold, in (0, 1] (default: not sent)\n"
+        "  --min-tokens N          fewest tokens to generate: min_tokens (vLLM, SGLang\n"
+        "                          extension), min_new_tokens with --api sglang; TGI and\n"
+        "                          llama.cpp have none (default: not sent)\n"
+        "  --stop STR              a stop string (repeatable), sent as the dialect's stop list\n"
+        "  --extra-body JSON       a JSON object merged into every request body, for\n"
+        "                          server-specific knobs: objects merge member by member,\n"
+        "                          other values replace (e.g. '{\"top_k\": 20}')\n"
         "  --timeout TIME          per request, whole transfer (default 600s)\n"
         "  --connect-timeout TIME  per connection attempt (default 10s)\n"
         "  --stall-timeout TIME    end a request as stalled once no byte of its answer has\n"
@@ -596,7 +615,7 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
         return set_str(&o->model, arg);
     case OPT_API:
         if (api_kind_from_name(arg, &o->api) != 0) {
-            snprintf(msg, len, "--api: '%s' is not one of chat, completions", arg);
+            snprintf(msg, len, "--api: '%s' is not one of %s", arg, api_kind_names());
             return TS_OPT_ERR;
         }
         return 0;
@@ -642,6 +661,42 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
     case OPT_IGNORE_EOS:
         o->ignore_eos = 1;
         return 0;
+    case OPT_TOP_P: {
+        char *end = NULL;
+        double p = strtod(arg, &end);
+        if (end == arg || *end != '\0' || !(p > 0 && p <= 1)) {
+            snprintf(msg, len, "--top-p: '%s' is not a number in (0, 1]", arg);
+            return TS_OPT_ERR;
+        }
+        o->top_p = p;
+        return 0;
+    }
+    case OPT_MIN_TOKENS:
+        return parse_positive("--min-tokens", arg, INT32_MAX, &o->min_tokens, msg, len);
+    case OPT_STOP: {
+        if (arg[0] == '\0') {
+            snprintf(msg, len, "--stop: the string is empty");
+            return TS_OPT_ERR;
+        }
+        char **grown = realloc(o->stop, (o->n_stop + 1) * sizeof *grown);
+        if (grown == NULL)
+            return TS_OPT_ERR;
+        o->stop = grown;
+        o->stop[o->n_stop] = NULL;
+        if (set_str(&o->stop[o->n_stop], arg) != 0)
+            return TS_OPT_ERR;
+        o->n_stop++;
+        return 0;
+    }
+    case OPT_EXTRA_BODY: {
+        char why[64];
+        if (api_check_extra_body(arg, why, sizeof why) != 0) {
+            snprintf(msg, len, "--extra-body: %s; give a JSON object such as '{\"top_k\": 20}'",
+                     why);
+            return TS_OPT_ERR;
+        }
+        return set_str(&o->extra_body, arg);
+    }
     case OPT_REQUESTS:
         seen->requests = 1;
         return parse_positive("--requests-per-stream", arg, INT32_MAX, &o->requests_per_stream, msg,
@@ -985,6 +1040,10 @@ void options_free(struct ts_options *o)
     free(o->api_key_env);
     free(o->api_key_file);
     free(o->cacert);
+    free(o->extra_body);
+    for (size_t i = 0; i < o->n_stop; i++)
+        free(o->stop[i]);
+    free(o->stop);
     for (size_t i = 0; i < o->n_headers; i++)
         free(o->headers[i]);
     free(o->headers);

@@ -109,6 +109,24 @@ static void add_request_and_output(cJSON *j, const struct ts_options *o)
     cJSON_AddNumberToObject(j, "max-tokens", (double)o->max_tokens);
     cJSON_AddNumberToObject(j, "temperature", o->temperature);
     cJSON_AddBoolToObject(j, "ignore-eos", o->ignore_eos);
+    if (o->top_p > 0)
+        cJSON_AddNumberToObject(j, "top-p", o->top_p);
+    else
+        cJSON_AddNullToObject(j, "top-p");
+    add_count_or_null(j, "min-tokens", o->min_tokens);
+    if (o->n_stop > 0) {
+        cJSON *stop = cJSON_AddArrayToObject(j, "stop");
+        for (size_t i = 0; stop && i < o->n_stop; i++)
+            cJSON_AddItemToArray(stop, cJSON_CreateString(o->stop[i]));
+    } else {
+        cJSON_AddNullToObject(j, "stop");
+    }
+    /* The object itself, not its text: checked when parsed, so it reads back as JSON. */
+    cJSON *extra = o->extra_body ? cJSON_Parse(o->extra_body) : NULL;
+    if (extra == NULL || !cJSON_AddItemToObject(j, "extra-body", extra)) {
+        cJSON_Delete(extra);
+        cJSON_AddNullToObject(j, "extra-body");
+    }
     cJSON_AddNumberToObject(j, "timeout", (double)o->timeout_ns / 1e9);
     cJSON_AddNumberToObject(j, "connect-timeout", (double)o->connect_timeout_ns / 1e9);
     cJSON_AddNumberToObject(j, "max-event-bytes", (double)o->max_event_bytes);

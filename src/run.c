@@ -161,6 +161,11 @@ static int build_bodies(struct run_ctx *r, char *msg)
         .max_tokens = r->opt.max_tokens,
         .temperature = r->opt.temperature,
         .ignore_eos = r->opt.ignore_eos,
+        .top_p = r->opt.top_p,
+        .min_tokens = r->opt.min_tokens,
+        .stop = (const char *const *)r->opt.stop,
+        .n_stop = r->opt.n_stop,
+        .extra_body = r->opt.extra_body,
         .stream = 1,
     };
     size_t n = r->prompts.count;
@@ -344,7 +349,9 @@ static void preflight_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_tran
 
 static int preflight(struct run_ctx *r, char *msg)
 {
-    struct ts_api_params params = {.model = r->opt.model, .max_tokens = 1, .stream = 1};
+    /* --extra-body goes with it: a server may need one of its knobs to answer at all. */
+    struct ts_api_params params = {
+        .model = r->opt.model, .max_tokens = 1, .extra_body = r->opt.extra_body, .stream = 1};
     struct ts_prompt first = r->prompts.items[0];
     first.max_tokens = 0; /* one token, whatever the dataset asks of the first prompt */
     char *body = api_build_body(r->opt.api, &params, &first);

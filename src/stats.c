@@ -96,6 +96,7 @@ void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x)
     hist_init(&s->stamp_delay, &x->stamp_delay);
     hist_init(&s->ttft_error, &x->ttft_error);
     hist_init(&s->itl_error, &x->itl_error);
+    hist_init(&s->ttft_answer, &x->ttft_answer);
     x->first_start_ns = x->full_end_ns = x->rank_start_min_ns = INT64_MAX;
     x->last_end_ns = x->full_start_ns = x->rank_start_max_ns = INT64_MIN;
 }
@@ -138,6 +139,7 @@ void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const s
     s->c.prompt_tokens += (uint64_t)row->prompt_tokens;
     s->c.tokens_from_usage += row->tokens_from_usage ? 1 : 0;
     s->c.content_events += (uint64_t)row->content_events;
+    s->c.reasoning_events += (uint64_t)row->reasoning_events;
     hist_record(&s->e2e_sched, &x->e2e_sched, seconds_to_ns(row->end_s - row->scheduled_s));
     int64_t ttft_ns = -1, tpot_ns = -1;
 
@@ -148,6 +150,9 @@ void stats_record(struct ts_level_stats *s, struct ts_level_extremes *x, const s
         double rate_utok_s = (double)row->output_tokens * 1e15 / (double)e2e_ns;
         s->c.rate_sum_utok_s += (uint64_t)(rate_utok_s < 1e18 ? rate_utok_s : 1e18);
     }
+    if (row->first_answer_s >= 0)
+        hist_record(&s->ttft_answer, &x->ttft_answer,
+                    seconds_to_ns(row->first_answer_s - row->start_s));
     if (row->first_token_s >= 0) {
         ttft_ns = seconds_to_ns(row->first_token_s - row->start_s);
         hist_record(&s->ttft, &x->ttft, ttft_ns);
@@ -203,6 +208,7 @@ void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
     hist_merge(&dst->stamp_delay, &dst_x->stamp_delay, &src->stamp_delay, &src_x->stamp_delay);
     hist_merge(&dst->ttft_error, &dst_x->ttft_error, &src->ttft_error, &src_x->ttft_error);
     hist_merge(&dst->itl_error, &dst_x->itl_error, &src->itl_error, &src_x->itl_error);
+    hist_merge(&dst->ttft_answer, &dst_x->ttft_answer, &src->ttft_answer, &src_x->ttft_answer);
     dst_x->first_start_ns = min64(dst_x->first_start_ns, src_x->first_start_ns);
     dst_x->last_end_ns = max64(dst_x->last_end_ns, src_x->last_end_ns);
     dst_x->full_start_ns = max64(dst_x->full_start_ns, src_x->full_start_ns);
@@ -213,14 +219,15 @@ void stats_merge(struct ts_level_stats *dst, struct ts_level_extremes *dst_x,
 
 /* Minima are negated so that one element-wise max merges everything. INT64_MAX, the empty
  * minimum, negates without overflow (INT64_MIN would not, and is never a minimum here). */
-enum { N_HISTS = 10, N_TIMES = 6 };
+enum { N_HISTS = 11, N_TIMES = 6 };
 _Static_assert(2 * N_HISTS + N_TIMES == TS_EXTREMES_PACKED, "every extreme is packed once");
 
 void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTREMES_PACKED])
 {
-    const struct ts_hist_extremes *h[N_HISTS] = {
-        &x->ttft,       &x->itl,       &x->tpot,        &x->e2e,        &x->lag,
-        &x->ttft_sched, &x->e2e_sched, &x->stamp_delay, &x->ttft_error, &x->itl_error};
+    const struct ts_hist_extremes *h[N_HISTS] = {&x->ttft,      &x->itl,         &x->tpot,
+                                                 &x->e2e,       &x->lag,         &x->ttft_sched,
+                                                 &x->e2e_sched, &x->stamp_delay, &x->ttft_error,
+                                                 &x->itl_error, &x->ttft_answer};
     for (int i = 0; i < N_HISTS; i++) {
         out[2 * i] = -h[i]->min_ns;
         out[2 * i + 1] = h[i]->max_ns;
@@ -236,9 +243,10 @@ void stats_extremes_pack(const struct ts_level_extremes *x, int64_t out[TS_EXTRE
 
 void stats_extremes_unpack(const int64_t in[TS_EXTREMES_PACKED], struct ts_level_extremes *x)
 {
-    struct ts_hist_extremes *h[N_HISTS] = {
-        &x->ttft,       &x->itl,       &x->tpot,        &x->e2e,        &x->lag,
-        &x->ttft_sched, &x->e2e_sched, &x->stamp_delay, &x->ttft_error, &x->itl_error};
+    struct ts_hist_extremes *h[N_HISTS] = {&x->ttft,      &x->itl,         &x->tpot,
+                                           &x->e2e,       &x->lag,         &x->ttft_sched,
+                                           &x->e2e_sched, &x->stamp_delay, &x->ttft_error,
+                                           &x->itl_error, &x->ttft_answer};
     for (int i = 0; i < N_HISTS; i++) {
         h[i]->min_ns = -in[2 * i];
         h[i]->max_ns = in[2 * i + 1];
@@ -306,6 +314,9 @@ void stats_summarize(const struct ts_level_stats *s, const struct ts_level_extre
     dist(&s->stamp_delay, &x->stamp_delay, &out->stamp_delay);
     dist(&s->ttft_error, &x->ttft_error, &out->ttft_error);
     dist(&s->itl_error, &x->itl_error, &out->itl_error);
+    dist(&s->ttft_answer, &x->ttft_answer, &out->ttft_answer);
+    out->reasoning_events = s->c.reasoning_events;
+    out->answer_events = s->c.content_events - s->c.reasoning_events;
     out->late = s->c.late;
     if (s->c.content_events > 0)
         out->tokens_per_event = (double)s->c.output_tokens / (double)s->c.content_events;

@@ -37,9 +37,9 @@ void xfer_begin(struct ts_xfer *x, int64_t now_ns)
     sse_parser_reset(&x->sse);
     api_memo_reset(&x->memo);
     x->queued_ns = x->start_ns = now_ns;
-    x->first_byte_ns = x->first_token_ns = x->end_ns = 0;
+    x->first_byte_ns = x->first_token_ns = x->end_ns = x->first_answer_ns = 0;
     x->http_status = 0;
-    x->content_events = 0;
+    x->content_events = x->reasoning_events = 0;
     x->usage_prompt_tokens = x->usage_completion_tokens = 0;
     x->has_usage = x->saw_done = x->saw_finish = x->saw_error = 0;
     x->malformed = x->oversized = x->not_sse = 0;
@@ -154,9 +154,22 @@ static int on_event(void *user, const struct ts_sse_event *ev)
         x->saw_done = 1;
         return 0;
     }
+    /* A running count (SGLang) says whether this event brought tokens: one that did not grow
+     * it (a repeat of the text with the finish reason) is no token event. */
+    if (chunk.usage_cumulative && chunk.has_usage && x->has_usage &&
+        chunk.completion_tokens <= x->usage_completion_tokens)
+        chunk.content_pieces = chunk.reasoning_pieces = 0;
     if (chunk.content_pieces + chunk.reasoning_pieces > 0) {
         if (x->first_token_ns == 0)
             x->first_token_ns = ctx->now_ns;
+        /* An event with both (a server that ends its reasoning and starts the answer in one
+         * chunk) is an answer event. */
+        if (chunk.content_pieces > 0) {
+            if (x->first_answer_ns == 0)
+                x->first_answer_ns = ctx->now_ns;
+        } else {
+            x->reasoning_events++;
+        }
         if (x->n_tokens == x->token_cap) {
             /* token_cap grows only once both arrays have: one that grew alone is just big. */
             size_t cap = x->token_cap * 2;
@@ -264,10 +277,12 @@ void xfer_finish(struct ts_xfer *x, enum ts_transport how, const char *detail, i
     row->start_s = rel_s(x->start_ns, zero_ns);
     row->first_byte_s = rel_s(x->first_byte_ns, zero_ns);
     row->first_token_s = rel_s(x->first_token_ns, zero_ns);
+    row->first_answer_s = rel_s(x->first_answer_ns, zero_ns);
     row->end_s = rel_s(x->end_ns, zero_ns);
     row->http_status = x->http_status;
     row->error_class = err;
     row->content_events = x->content_events;
+    row->reasoning_events = x->reasoning_events;
     row->prompt_tokens = x->has_usage ? x->usage_prompt_tokens : 0;
     row->tokens_from_usage = x->has_usage;
     if (err != TS_ERR_NONE)

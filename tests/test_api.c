@@ -1,8 +1,10 @@
-/* test_api.c: the OpenAI dialects: request bodies checked by parsing them back with cJSON, event
- * interpretation over the chunks that vLLM, SGLang and OpenAI actually send, and the fast scan
- * checked against the cJSON reading on a corpus and on thousands of mutations of it. */
+/* test_api.c: the dialects: request bodies checked by parsing them back with cJSON, event
+ * interpretation over the chunks that vLLM, SGLang, TGI, llama.cpp and OpenAI actually send
+ * (whole sample streams through xfer.c, whole and byte by byte), and the fast scan checked
+ * against the cJSON reading on a corpus and on thousands of mutations of it. */
 #include "tokstorm/api.h"
 #include "tokstorm/api_internal.h"
+#include "tokstorm/xfer.h"
 
 #include "check.h"
 
@@ -48,6 +50,20 @@ static void test_kind_names(void)
     CHECK_EQ_STR(api_kind_name(TS_API_COMPLETIONS), "completions");
     CHECK_EQ_STR(api_path(TS_API_CHAT), "/v1/chat/completions");
     CHECK_EQ_STR(api_path(TS_API_COMPLETIONS), "/v1/completions");
+    const struct {
+        const char *name, *path;
+        enum ts_api_kind kind;
+    } native[] = {{"sglang", "/generate", TS_API_SGLANG},
+                  {"tgi", "/generate_stream", TS_API_TGI},
+                  {"llamacpp", "/completion", TS_API_LLAMACPP}};
+    for (size_t i = 0; i < sizeof native / sizeof *native; i++) {
+        CHECK_EQ_INT(api_kind_from_name(native[i].name, &kind), 0);
+        CHECK_EQ_INT(kind, native[i].kind);
+        CHECK_EQ_STR(api_kind_name(kind), native[i].name);
+        CHECK_EQ_STR(api_path(kind), native[i].path);
+        CHECK(strstr(api_kind_names(), native[i].name) != NULL);
+    }
+    CHECK(api_path((enum ts_api_kind)99) == NULL);
 }
 
 static void test_chat_chunks(void)
@@ -1481,6 +1497,386 @@ static void test_build_rejects(void)
     free(body);
 }
 
+/* ---- whole streams, bytes to row (xfer.c), fed whole and one byte at a time ---- */
+
+struct stream_result {
+    struct ts_row row;
+    int64_t first_token_ns, first_answer_ns;
+};
+
+/* Feeds body to a fresh transfer in pieces of `piece` bytes, byte i arriving at 10 + i ns. */
+static void run_stream(enum ts_api_kind kind, const char *body, size_t piece,
+                       struct stream_result *out)
+{
+    struct ts_xfer x;
+    memset(out, 0, sizeof *out);
+    if (xfer_init(&x, kind, 1 << 20) != 0) {
+        CHECK(0);
+        return;
+    }
+    xfer_begin(&x, 1);
+    xfer_on_status(&x, 200, 5);
+    size_t len = strlen(body);
+    for (size_t off = 0; off < len; off += piece) {
+        size_t n = len - off < piece ? len - off : piece;
+        if (xfer_on_body(&x, body + off, n, 10 + (int64_t)off) != 0)
+            break;
+    }
+    out->first_token_ns = x.first_token_ns;
+    out->first_answer_ns = x.first_answer_ns;
+    xfer_finish(&x, TS_TRANSPORT_OK, NULL, 100000, 0, &out->row);
+    xfer_free(&x);
+}
+
+/* The same row whole and byte by byte; returns the byte-by-byte one (whose events arrive at
+ * distinct times). */
+static struct stream_result stream_row(enum ts_api_kind kind, const char *body)
+{
+    struct stream_result whole, bytes;
+    run_stream(kind, body, strlen(body), &whole);
+    run_stream(kind, body, 1, &bytes);
+    CHECK_EQ_INT(bytes.row.error_class, whole.row.error_class);
+    CHECK_EQ_INT(bytes.row.output_tokens, whole.row.output_tokens);
+    CHECK_EQ_INT(bytes.row.prompt_tokens, whole.row.prompt_tokens);
+    CHECK_EQ_INT(bytes.row.content_events, whole.row.content_events);
+    CHECK_EQ_INT(bytes.row.reasoning_events, whole.row.reasoning_events);
+    CHECK_EQ_INT(bytes.row.tokens_from_usage, whole.row.tokens_from_usage);
+    return bytes;
+}
+
+/* vLLM and SGLang with a reasoning parser: the role chunk, reasoning deltas, an empty content,
+ * the answer, the finish, usage in a last chunk with empty choices, [DONE]. */
+static const char chat_reasoning_stream[] =
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":"
+    "\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Okay\"},"
+    "\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\", so\"},"
+    "\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"logprobs\":null,"
+    "\"finish_reason\":null}]}\n\n"
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Paris\"},"
+    "\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\".\"},"
+    "\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{},\"logprobs\":null,"
+    "\"finish_reason\":\"stop\",\"stop_reason\":null}]}\n\n"
+    "data: " CHAT_HEAD "\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"total_tokens\":16,"
+    "\"completion_tokens\":7}}\n\n"
+    "data: [DONE]\n\n";
+
+/* A server that sends no usage at all: the tokens are the content events. */
+static const char chat_no_usage_stream[] =
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"},"
+    "\"finish_reason\":null}]}\n\n"
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},"
+    "\"finish_reason\":null}]}\n\n"
+    "data: " CHAT_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"},"
+    "\"finish_reason\":\"stop\"}]}\n\n"
+    "data: [DONE]\n\n";
+
+static void test_chat_streams(void)
+{
+    struct stream_result r = stream_row(TS_API_CHAT, chat_reasoning_stream);
+    CHECK_EQ_INT(r.row.error_class, TS_ERR_NONE);
+    CHECK_EQ_INT(r.row.output_tokens, 7); /* usage: reasoning tokens are billed too */
+    CHECK_EQ_INT(r.row.prompt_tokens, 9);
+    CHECK_EQ_INT(r.row.tokens_from_usage, 1);
+    CHECK_EQ_INT(r.row.content_events, 4);
+    CHECK_EQ_INT(r.row.reasoning_events, 2);
+    CHECK(r.first_token_ns > 0 && r.first_answer_ns > r.first_token_ns);
+    CHECK(r.row.first_answer_s > r.row.first_token_s);
+
+    r = stream_row(TS_API_CHAT, chat_no_usage_stream);
+    CHECK_EQ_INT(r.row.error_class, TS_ERR_NONE);
+    CHECK_EQ_INT(r.row.output_tokens, 2);
+    CHECK_EQ_INT(r.row.tokens_from_usage, 0);
+    CHECK_EQ_INT(r.row.reasoning_events, 0);
+    CHECK(r.row.first_answer_s == r.row.first_token_s);
+}
+
+/* SGLang's POST /generate, "stream": true: cumulative text and running counts in meta_info; a
+ * step that carried two tokens, and a last event that repeats the count with the finish
+ * reason. */
+static const char sglang_stream[] =
+    "data: {\"text\":\" Paris\",\"meta_info\":{\"id\":\"8f3c2a\",\"finish_reason\":null,"
+    "\"prompt_tokens\":7,\"weight_version\":\"default\",\"completion_tokens\":1,"
+    "\"cached_tokens\":0,\"e2e_latency\":0.0213},\"index\":0}\n\n"
+    "data: {\"text\":\" Paris. It\",\"meta_info\":{\"id\":\"8f3c2a\",\"finish_reason\":null,"
+    "\"prompt_tokens\":7,\"weight_version\":\"default\",\"completion_tokens\":3,"
+    "\"cached_tokens\":0,\"e2e_latency\":0.0412},\"index\":0}\n\n"
+    "data: {\"text\":\" Paris. It is\",\"meta_info\":{\"id\":\"8f3c2a\",\"finish_reason\":null,"
+    "\"prompt_tokens\":7,\"weight_version\":\"default\",\"completion_tokens\":4,"
+    "\"cached_tokens\":0,\"e2e_latency\":0.0518},\"index\":0}\n\n"
+    "data: {\"text\":\" Paris. It is\",\"meta_info\":{\"id\":\"8f3c2a\",\"finish_reason\":"
+    "{\"type\":\"length\",\"length\":4},\"prompt_tokens\":7,\"weight_version\":\"default\","
+    "\"completion_tokens\":4,\"cached_tokens\":0,\"e2e_latency\":0.0519},\"index\":0}\n\n"
+    "data: [DONE]\n\n";
+
+/* TGI's POST /generate_stream: "data:" without a space, one token per event, the last a special
+ * end-of-sequence token with generated_text and details. */
+static const char tgi_stream[] =
+    "data:{\"index\":1,\"token\":{\"id\":3681,\"text\":\" Paris\",\"logprob\":-0.12,"
+    "\"special\":false},\"generated_text\":null,\"details\":null}\n\n"
+    "data:{\"index\":2,\"token\":{\"id\":29889,\"text\":\".\",\"logprob\":-0.41,"
+    "\"special\":false},\"generated_text\":null,\"details\":null}\n\n"
+    "data:{\"index\":3,\"token\":{\"id\":2,\"text\":\"</s>\",\"logprob\":-0.01,"
+    "\"special\":true},\"generated_text\":\" Paris.\",\"details\":{\"finish_reason\":"
+    "\"eos_token\",\"generated_tokens\":3,\"input_length\":7,\"seed\":null}}\n\n";
+
+/* The same without "details": true in the request: no count, the events are the tokens. */
+static const char tgi_stream_no_details[] =
+    "data:{\"index\":1,\"token\":{\"id\":3681,\"text\":\" Paris\",\"logprob\":-0.12,"
+    "\"special\":false},\"generated_text\":null,\"details\":null}\n\n"
+    "data:{\"index\":2,\"token\":{\"id\":29889,\"text\":\".\",\"logprob\":-0.41,"
+    "\"special\":false},\"generated_text\":\" Paris.\",\"details\":null}\n\n";
+
+/* llama.cpp's POST /completion, "stream": true: content per event; the last with "stop": true,
+ * empty content and the timings. */
+static const char llamacpp_stream[] =
+    "data: {\"index\":0,\"content\":\" Paris\",\"tokens\":[3681],\"stop\":false,\"id_slot\":0,"
+    "\"tokens_predicted\":1,\"tokens_evaluated\":7}\n\n"
+    "data: {\"index\":0,\"content\":\"\",\"tokens\":[29889],\"stop\":false,\"id_slot\":0,"
+    "\"tokens_predicted\":2,\"tokens_evaluated\":7}\n\n"
+    "data: {\"index\":0,\"content\":\" It\",\"tokens\":[739],\"stop\":false,\"id_slot\":0,"
+    "\"tokens_predicted\":3,\"tokens_evaluated\":7}\n\n"
+    "data: {\"index\":0,\"content\":\"\",\"tokens\":[],\"id_slot\":0,\"stop\":true,"
+    "\"model\":\"llama-3.1-8b-instruct\",\"tokens_predicted\":3,\"tokens_evaluated\":7,"
+    "\"generation_settings\":{\"n_predict\":3,\"temperature\":0.0},\"prompt\":\"The capital "
+    "of France is\",\"has_new_line\":false,\"truncated\":false,\"stop_type\":\"limit\","
+    "\"stopping_word\":\"\",\"tokens_cached\":9,\"timings\":{\"prompt_n\":2,\"prompt_ms\":"
+    "11.8,\"prompt_per_token_ms\":5.9,\"prompt_per_second\":169.5,\"predicted_n\":3,"
+    "\"predicted_ms\":44.1,\"predicted_per_token_ms\":14.7,\"predicted_per_second\":68.0}}\n\n";
+
+static void test_native_streams(void)
+{
+    struct stream_result r = stream_row(TS_API_SGLANG, sglang_stream);
+    CHECK_EQ_INT(r.row.error_class, TS_ERR_NONE);
+    CHECK_EQ_INT(r.row.output_tokens, 4);
+    CHECK_EQ_INT(r.row.prompt_tokens, 7);
+    CHECK_EQ_INT(r.row.tokens_from_usage, 1);
+    CHECK_EQ_INT(r.row.content_events, 3); /* the repeat with the finish reason is none */
+
+    r = stream_row(TS_API_TGI, tgi_stream);
+    CHECK_EQ_INT(r.row.error_class, TS_ERR_NONE);
+    CHECK_EQ_INT(r.row.output_tokens, 3);
+    CHECK_EQ_INT(r.row.prompt_tokens, 7);
+    CHECK_EQ_INT(r.row.tokens_from_usage, 1);
+    CHECK_EQ_INT(r.row.content_events, 3); /* the special token counts, as in generated_tokens */
+    r = stream_row(TS_API_TGI, tgi_stream_no_details);
+    CHECK_EQ_INT(r.row.error_class, TS_ERR_NONE);
+    CHECK_EQ_INT(r.row.output_tokens, 2);
+    CHECK_EQ_INT(r.row.tokens_from_usage, 0);
+
+    r = stream_row(TS_API_LLAMACPP, llamacpp_stream);
+    CHECK_EQ_INT(r.row.error_class, TS_ERR_NONE);
+    CHECK_EQ_INT(r.row.output_tokens, 3); /* timings.predicted_n, not the 2 non-empty events */
+    CHECK_EQ_INT(r.row.prompt_tokens, 7); /* tokens_evaluated, not the uncached prompt_n */
+    CHECK_EQ_INT(r.row.tokens_from_usage, 1);
+    CHECK_EQ_INT(r.row.content_events, 2);
+
+    /* Without a stop (SGLang: without [DONE] or a finish reason) the stream is truncated. */
+    r = stream_row(TS_API_LLAMACPP, "data: {\"content\":\"x\",\"stop\":false}\n\n");
+    CHECK_EQ_INT(r.row.error_class, TS_ERR_TRUNCATED);
+    r = stream_row(TS_API_SGLANG, "data: {\"text\":\"x\",\"meta_info\":{\"finish_reason\":null,"
+                                  "\"completion_tokens\":1}}\n\n");
+    CHECK_EQ_INT(r.row.error_class, TS_ERR_TRUNCATED);
+}
+
+static void test_native_events(void)
+{
+    struct ts_api_chunk c;
+    enum ts_api_kind kinds[] = {TS_API_SGLANG, TS_API_TGI, TS_API_LLAMACPP};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        CHECK_EQ_INT(parse(kinds[i], "[DONE]", &c), 0);
+        CHECK_EQ_INT(c.done, 1);
+        CHECK_EQ_INT(parse(kinds[i], "{\"text\":", &c), TS_API_ERR_MALFORMED);
+        CHECK_EQ_INT(c.error, 1);
+        CHECK_EQ_INT(parse(kinds[i], "{\"error\":\"Input validation error: too long\","
+                                     "\"error_type\":\"validation\"}",
+                           &c),
+                     0);
+        CHECK_EQ_INT(c.error, 1);
+        CHECK_EQ_STR(c.error_message, "Input validation error: too long");
+        CHECK_EQ_INT(parse(kinds[i], "{\"error\":{\"message\":\"busy\"}}", &c), 0);
+        CHECK_EQ_STR(c.error_message, "busy");
+        CHECK_EQ_INT(parse(kinds[i], "{\"tokstorm_send_ns\":123456}", &c), 0);
+        CHECK_EQ_INT(c.server_send_ns, 123456);
+        check_quiet_chunk(&c);
+    }
+    /* SGLang: the running count, marked so; no count and empty text is no token. */
+    CHECK_EQ_INT(parse(TS_API_SGLANG, "{\"text\":\"ab\",\"meta_info\":{\"prompt_tokens\":3,"
+                                      "\"completion_tokens\":2,\"finish_reason\":null}}",
+                       &c),
+                 0);
+    CHECK_EQ_INT(c.has_usage, 1);
+    CHECK_EQ_INT(c.usage_cumulative, 1);
+    CHECK_EQ_INT(c.completion_tokens, 2);
+    CHECK_EQ_INT(c.prompt_tokens, 3);
+    CHECK_EQ_INT(c.content_pieces, 1);
+    CHECK_EQ_INT(c.finished, 0);
+    CHECK_EQ_INT(parse(TS_API_SGLANG, "{\"text\":\"\",\"meta_info\":{}}", &c), 0);
+    check_quiet_chunk(&c);
+    CHECK_EQ_INT(parse(TS_API_SGLANG, "{\"text\":\"a\",\"meta_info\":{\"finish_reason\":"
+                                      "{\"type\":\"stop\",\"matched\":2}}}",
+                       &c),
+                 0);
+    CHECK_EQ_INT(c.content_pieces, 1);
+    CHECK_EQ_INT(c.finished, 1);
+    CHECK_EQ_INT(c.has_usage, 0);
+    /* TGI: an event without a token object (an error, a keep-alive) is none. */
+    CHECK_EQ_INT(parse(TS_API_TGI, "{\"token\":null,\"generated_text\":null,\"details\":null}",
+                       &c),
+                 0);
+    check_quiet_chunk(&c);
+    /* llama.cpp: timings win over tokens_predicted; prompt_n stands in for tokens_evaluated. */
+    CHECK_EQ_INT(parse(TS_API_LLAMACPP, "{\"content\":\"\",\"stop\":true,\"tokens_predicted\":"
+                                        "5,\"timings\":{\"prompt_n\":4,\"predicted_n\":6}}",
+                       &c),
+                 0);
+    CHECK_EQ_INT(c.finished, 1);
+    CHECK_EQ_INT(c.content_pieces, 0);
+    CHECK_EQ_INT(c.completion_tokens, 6);
+    CHECK_EQ_INT(c.prompt_tokens, 4);
+}
+
+static const char *const two_stops[] = {"</s>", "\n\nUser:"};
+
+static struct ts_api_params knob_params(void)
+{
+    struct ts_api_params p = {
+        .model = "m",
+        .max_tokens = 64,
+        .temperature = 0.7,
+        .top_p = 0.9,
+        .min_tokens = 8,
+        .stop = two_stops,
+        .n_stop = 2,
+        .ignore_eos = 1,
+        .stream = 1,
+    };
+    return p;
+}
+
+static void check_stops(const cJSON *stop)
+{
+    CHECK(cJSON_IsArray(stop) && cJSON_GetArraySize(stop) == 2);
+    CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetArrayItem(stop, 0)), "</s>");
+    CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetArrayItem(stop, 1)), "\n\nUser:");
+}
+
+static int near(const cJSON *item, double want)
+{
+    return cJSON_IsNumber(item) && fabs(item->valuedouble - want) < 1e-12;
+}
+
+static void test_build_knobs(void)
+{
+    struct ts_api_params p = knob_params();
+    struct ts_prompt text = {.text = "The capital of France is", .messages_json = NULL};
+    struct ts_prompt msgs = {.text = NULL,
+                             .messages_json = "[{\"role\":\"system\",\"content\":\"Be brief.\"},"
+                                              "{\"role\":\"user\",\"content\":\"Why?\"}]"};
+
+    char *body = api_build_body(TS_API_CHAT, &p, &text);
+    cJSON *root = parse_body(body);
+    CHECK(near(get(root, "top_p"), 0.9));
+    CHECK(near(get(root, "min_tokens"), 8));
+    check_stops(get(root, "stop"));
+    cJSON_Delete(root);
+    free(body);
+
+    body = api_build_body(TS_API_SGLANG, &p, &msgs);
+    root = parse_body(body);
+    const cJSON *sp = get(root, "sampling_params");
+    CHECK_EQ_STR(cJSON_GetStringValue(get(root, "text")), "Be brief.\nWhy?");
+    CHECK(cJSON_IsTrue(get(root, "stream")));
+    CHECK(get(root, "model") == NULL && get(root, "max_tokens") == NULL);
+    CHECK(near(get(sp, "max_new_tokens"), 64) && near(get(sp, "temperature"), 0.7));
+    CHECK(near(get(sp, "top_p"), 0.9) && near(get(sp, "min_new_tokens"), 8));
+    CHECK(cJSON_IsTrue(get(sp, "ignore_eos")));
+    check_stops(get(sp, "stop"));
+    cJSON_Delete(root);
+    free(body);
+
+    body = api_build_body(TS_API_TGI, &p, &text);
+    root = parse_body(body);
+    const cJSON *tp = get(root, "parameters");
+    CHECK_EQ_STR(cJSON_GetStringValue(get(root, "inputs")), "The capital of France is");
+    CHECK(near(get(tp, "max_new_tokens"), 64) && near(get(tp, "temperature"), 0.7));
+    CHECK(near(get(tp, "top_p"), 0.9) && cJSON_IsTrue(get(tp, "details")));
+    CHECK(get(tp, "min_new_tokens") == NULL && get(tp, "ignore_eos") == NULL);
+    check_stops(get(tp, "stop"));
+    cJSON_Delete(root);
+    free(body);
+    /* TGI rejects temperature 0: greedy is asked for by leaving it out. */
+    p.temperature = 0;
+    body = api_build_body(TS_API_TGI, &p, &text);
+    root = parse_body(body);
+    CHECK(get(get(root, "parameters"), "temperature") == NULL);
+    cJSON_Delete(root);
+    free(body);
+    p.temperature = 0.7;
+
+    body = api_build_body(TS_API_LLAMACPP, &p, &text);
+    root = parse_body(body);
+    CHECK_EQ_STR(cJSON_GetStringValue(get(root, "prompt")), "The capital of France is");
+    CHECK(near(get(root, "n_predict"), 64) && near(get(root, "top_p"), 0.9));
+    CHECK(cJSON_IsTrue(get(root, "stream")) && cJSON_IsTrue(get(root, "ignore_eos")));
+    CHECK(get(root, "min_tokens") == NULL);
+    check_stops(get(root, "stop"));
+    cJSON_Delete(root);
+    free(body);
+
+    /* Unset knobs are left out. */
+    struct ts_api_params plain = {.model = "m", .max_tokens = 4, .stream = 1};
+    enum ts_api_kind kinds[] = {TS_API_CHAT, TS_API_COMPLETIONS, TS_API_SGLANG, TS_API_TGI,
+                                TS_API_LLAMACPP};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++) {
+        body = api_build_body(kinds[i], &plain, &text);
+        CHECK(body != NULL);
+        CHECK(body == NULL || (strstr(body, "top_p") == NULL && strstr(body, "min_") == NULL &&
+                               strstr(body, "stop") == NULL));
+        free(body);
+    }
+}
+
+static void test_build_extra_body(void)
+{
+    char msg[128];
+    CHECK_EQ_INT(api_check_extra_body("{\"top_k\":20}", msg, sizeof msg), 0);
+    CHECK_EQ_INT(api_check_extra_body("[1]", msg, sizeof msg), -1);
+    CHECK(strstr(msg, "object") != NULL);
+    CHECK_EQ_INT(api_check_extra_body("{top_k:20}", msg, sizeof msg), -1);
+    CHECK(strstr(msg, "JSON") != NULL);
+
+    struct ts_api_params p = knob_params();
+    struct ts_prompt text = {.text = "x", .messages_json = NULL};
+    /* Objects merge member by member; anything else replaces or is added. */
+    p.extra_body = "{\"sampling_params\":{\"top_k\":20,\"top_p\":0.5},\"rid\":\"r1\","
+                   "\"stream\":true}";
+    char *body = api_build_body(TS_API_SGLANG, &p, &text);
+    cJSON *root = parse_body(body);
+    const cJSON *sp = get(root, "sampling_params");
+    CHECK(near(get(sp, "top_k"), 20) && near(get(sp, "top_p"), 0.5));
+    CHECK(near(get(sp, "max_new_tokens"), 64));
+    CHECK_EQ_STR(cJSON_GetStringValue(get(root, "rid")), "r1");
+    CHECK(cJSON_IsTrue(get(root, "stream")) && cJSON_GetArraySize(root) == 4);
+    cJSON_Delete(root);
+    free(body);
+
+    p.extra_body = "{\"temperature\":1.5,\"chat_template_kwargs\":{\"enable_thinking\":false}}";
+    body = api_build_body(TS_API_CHAT, &p, &text);
+    root = parse_body(body);
+    CHECK(near(get(root, "temperature"), 1.5));
+    CHECK(cJSON_IsFalse(get(get(root, "chat_template_kwargs"), "enable_thinking")));
+    cJSON_Delete(root);
+    free(body);
+
+    p.extra_body = "[]";
+    CHECK(api_build_body(TS_API_CHAT, &p, &text) == NULL);
+}
+
 int main(void)
 {
     test_kind_names();
@@ -1501,5 +1897,10 @@ int main(void)
     test_build_chat();
     test_build_completions();
     test_build_rejects();
+    test_chat_streams();
+    test_native_streams();
+    test_native_events();
+    test_build_knobs();
+    test_build_extra_body();
     return check_report("api");
 }

@@ -78,9 +78,11 @@ static void make_row(int rank, int64_t i, struct ts_row *row)
     row->output_tokens = ((int64_t)(rank + 1) << 33) + i * 3;
     row->prompt_tokens = i % 4096 + rank;
     row->content_events = (i * 13) ^ rank;
+    row->reasoning_events = (i * 5) ^ rank;
     row->start_s = rank * 1e4 + (double)i * 1e-3;
     row->first_byte_s = row->start_s + 0.01 * (rank + 1);
     row->first_token_s = row->error_class ? -1.0 : row->start_s + 0.02 + (double)(i % 100) * 1e-4;
+    row->first_answer_s = row->error_class ? -1.0 : row->first_token_s + (double)(i % 7) * 1e-3;
     row->end_s = row->start_s + 0.5 + (double)(i % 1000) * 1e-3;
     row->recorded_events = row_events(rank, i);
 }
@@ -99,7 +101,8 @@ static int rows_same(const struct ts_row *a, const struct ts_row *b)
            a->output_tokens == b->output_tokens && a->prompt_tokens == b->prompt_tokens &&
            a->content_events == b->content_events && a->start_s == b->start_s &&
            a->first_byte_s == b->first_byte_s && a->first_token_s == b->first_token_s &&
-           a->end_s == b->end_s && a->recorded_events == b->recorded_events;
+           a->end_s == b->end_s && a->recorded_events == b->recorded_events &&
+           a->reasoning_events == b->reasoning_events && a->first_answer_s == b->first_answer_s;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -135,6 +138,8 @@ static uint64_t row_hash(const struct ts_row *w)
     h = mix(h, bits(w->first_byte_s));
     h = mix(h, bits(w->first_token_s));
     h = mix(h, (uint64_t)(int64_t)w->recorded_events);
+    h = mix(h, (uint64_t)w->reasoning_events);
+    h = mix(h, bits(w->first_answer_s));
     return mix(h, bits(w->end_s));
 }
 
@@ -283,7 +288,8 @@ static const char *const row_fields[] = {
     "rank",          "stream",        "request",         "prompt_index",
     "start_s",       "first_byte_s",  "first_token_s",   "end_s",
     "output_tokens", "prompt_tokens", "content_events",  "tokens_from_usage",
-    "http_status",   "error_class",   "recorded_events",
+    "http_status",   "error_class",   "recorded_events", "reasoning_events",
+    "first_answer_s",
 };
 
 /* The memory type to read struct ts_row by field name; error_class keeps the file's enum
@@ -306,6 +312,8 @@ static hid_t read_type(hid_t file_type)
     FIELD(tokens_from_usage, H5T_NATIVE_INT32);
     FIELD(http_status, H5T_NATIVE_INT32);
     FIELD(recorded_events, H5T_NATIVE_INT32);
+    FIELD(reasoning_events, H5T_NATIVE_INT64);
+    FIELD(first_answer_s, H5T_NATIVE_DOUBLE);
     int ec = H5Tget_member_index(file_type, "error_class");
     hid_t ec_file = ec >= 0 ? H5Tget_member_type(file_type, (unsigned)ec) : -1;
     hid_t ec_mem = ec_file >= 0 ? H5Tget_native_type(ec_file, H5T_DIR_ASCEND) : -1;

@@ -183,6 +183,58 @@ static void test_secrets_and_transport(void)
     options_free(&o);
 }
 
+/* --api's dialects and the request knobs: --top-p, --min-tokens, --stop, --extra-body. */
+static void test_request_knobs(void)
+{
+    struct ts_options o;
+    char msg[256];
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--api", "tgi", "--top-p", "0.95",
+                       "--min-tokens", "4", "--stop", "</s>", "--stop", "\n\n", "--extra-body",
+                       "{\"top_k\": 20, \"sampling_params\": {\"min_p\": 0.1}}"),
+                 0);
+    CHECK_EQ_INT(o.api, TS_API_TGI);
+    CHECK(o.top_p == 0.95);
+    CHECK_EQ_INT(o.min_tokens, 4);
+    CHECK_EQ_INT(o.n_stop, 2);
+    CHECK_EQ_STR(o.stop[0], "</s>");
+    CHECK_EQ_STR(o.stop[1], "\n\n");
+    char *text = options_to_json(&o, NULL, NULL);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "api")), "tgi");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(j, "stop")) == 2);
+    CHECK(cJSON_GetNumberValue(
+              cJSON_GetObjectItem(cJSON_GetObjectItem(j, "extra-body"), "top_k")) == 20);
+    cJSON_Delete(j);
+    free(text);
+    options_free(&o);
+
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x"), 0);
+    CHECK(o.top_p == 0 && o.min_tokens == 0 && o.n_stop == 0 && o.extra_body == NULL);
+    text = options_to_json(&o, NULL, NULL);
+    j = text ? cJSON_Parse(text) : NULL;
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "top-p")) &&
+          cJSON_IsNull(cJSON_GetObjectItem(j, "stop")) &&
+          cJSON_IsNull(cJSON_GetObjectItem(j, "extra-body")));
+    cJSON_Delete(j);
+    free(text);
+    options_free(&o);
+
+    static char *kinds[] = {"chat", "completions", "sglang", "tgi", "llamacpp"};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--api", kinds[k]), 0);
+        options_free(&o);
+    }
+    REJECTS("--api: 'vllm' is not one of chat, completions, sglang, tgi, llamacpp", "--url",
+            "http://x", "--api", "vllm");
+    REJECTS("--top-p: '0' is not a number in (0, 1]", "--url", "http://x", "--top-p", "0");
+    REJECTS("--top-p: '1.5'", "--url", "http://x", "--top-p", "1.5");
+    REJECTS("--min-tokens", "--url", "http://x", "--min-tokens", "-1");
+    REJECTS("--stop: the string is empty", "--url", "http://x", "--stop", "");
+    REJECTS("--extra-body: not valid JSON", "--url", "http://x", "--extra-body", "{top_k: 1}");
+    REJECTS("--extra-body: not a JSON object", "--url", "http://x", "--extra-body", "[1, 2]");
+    REJECTS("--extra-body: not a JSON object", "--url", "http://x", "--extra-body", "\"x\"");
+}
+
 int main(void)
 {
     struct ts_options o;
@@ -401,5 +453,6 @@ int main(void)
     REJECTS("--stall-timeout: '10us' is below 1ms", "--url", "http://x", "--stall-timeout", "10us");
     REJECTS("--max-event-bytes: '0' is not", "--url", "http://x", "--max-event-bytes", "0");
     test_secrets_and_transport();
+    test_request_knobs();
     return check_report("options");
 }

@@ -1,6 +1,8 @@
-/* api.h: the OpenAI HTTP API dialects: build one request body, interpret one SSE event's
- * data. This and prompts.c are where JSON lives (cJSON); nothing here knows of curl,
- * sockets, clocks or MPI. */
+/* api.h: the HTTP API dialects (OpenAI chat and completions, SGLang's, TGI's and llama.cpp's
+ * native streaming endpoints): build one request body, interpret one SSE event's data. This
+ * and prompts.c are where JSON lives (cJSON); nothing here knows of curl, sockets, clocks or
+ * MPI. One file per dialect (api_openai.c, api_sglang.c, api_tgi.c, api_llamacpp.c) behind the
+ * functions below, which api.c dispatches. */
 #ifndef TOKSTORM_API_H
 #define TOKSTORM_API_H
 
@@ -12,31 +14,52 @@
 enum ts_api_kind {
     TS_API_CHAT = 0,        /* POST /v1/chat/completions with "messages" */
     TS_API_COMPLETIONS = 1, /* POST /v1/completions with "prompt" */
+    TS_API_SGLANG = 2,      /* SGLang's POST /generate with "text" and "sampling_params" */
+    TS_API_TGI = 3,         /* TGI's POST /generate_stream with "inputs" and "parameters" */
+    TS_API_LLAMACPP = 4,    /* llama.cpp server's POST /completion with "prompt", "n_predict" */
 };
 
 #define TS_API_ERR_MALFORMED (-1) /* event data is not a JSON object */
 #define TS_API_ERR_NOMEM     (-2)
 
+/* What every request asks for. Each dialect names the knobs its own way (api_build_body); a
+ * knob a dialect has no name for is left out (TGI: min_tokens, ignore_eos; llama.cpp:
+ * min_tokens). */
 struct ts_api_params {
-    const char *model;  /* "model" field */
-    int64_t max_tokens; /* "max_tokens" */
-    double temperature; /* "temperature" */
-    int ignore_eos;     /* adds "ignore_eos": true (vLLM, SGLang) */
-    int stream;         /* adds "stream": true and "stream_options": {"include_usage": true} */
+    const char *model;       /* "model" field (OpenAI dialects only) */
+    int64_t max_tokens;      /* max_tokens / max_new_tokens / n_predict */
+    double temperature;      /* "temperature" (TGI: left out when 0, which it rejects) */
+    double top_p;            /* "top_p"; 0 = not sent */
+    int64_t min_tokens;      /* min_tokens / min_new_tokens; 0 = not sent */
+    const char *const *stop; /* stop strings, n_stop of them; sent as an array when n_stop > 0 */
+    size_t n_stop;
+    const char *extra_body; /* a JSON object merged into the body last (objects merge member by
+                               member, anything else replaces); NULL = none */
+    int ignore_eos;         /* adds "ignore_eos": true (vLLM, SGLang, llama.cpp) */
+    int stream;             /* asks for a stream (OpenAI: with "stream_options" include_usage) */
 };
 
-/* "chat" -> TS_API_CHAT, "completions" -> TS_API_COMPLETIONS. Returns 0 or -1. */
+/* "chat", "completions", "sglang", "tgi", "llamacpp" -> the kind. Returns 0 or -1. */
 int api_kind_from_name(const char *name, enum ts_api_kind *out);
 const char *api_kind_name(enum ts_api_kind kind);
 
-/* The request path, e.g. "/v1/chat/completions". */
+/* The names above, comma-separated, for messages and help ("chat, completions, ..."). */
+const char *api_kind_names(void);
+
+/* The request path, e.g. "/v1/chat/completions"; NULL for an unknown kind. */
 const char *api_path(enum ts_api_kind kind);
 
 /* Builds the JSON request body for one prompt. A text prompt sent to chat becomes one user
- * message; a messages prompt sent to completions becomes its contents joined with "\n".
- * Returns a malloc'd NUL-terminated string owned by the caller, or NULL (out of memory). */
+ * message; a messages prompt sent to any other dialect becomes its contents joined with "\n"
+ * (no chat template is applied). Returns a malloc'd NUL-terminated string owned by the
+ * caller, or NULL (out of memory, or params->extra_body is not a JSON object: check it first
+ * with api_check_extra_body). */
 char *api_build_body(enum ts_api_kind kind, const struct ts_api_params *params,
                      const struct ts_prompt *prompt);
+
+/* Returns 0 when json is a JSON object (what --extra-body takes), else -1 with a one-line
+ * reason in msg. */
+int api_check_extra_body(const char *json, char *msg, size_t msg_len);
 
 /* What one SSE event's data says. */
 struct ts_api_chunk {
@@ -44,7 +67,11 @@ struct ts_api_chunk {
     int content_pieces;        /* choices whose delta/text carried non-empty content */
     int reasoning_pieces;      /* choices whose delta carried non-empty reasoning_content */
     int finished;              /* some choice had a non-null finish_reason */
-    int has_usage;             /* a "usage" object with completion_tokens was present */
+    int has_usage;             /* the server's token count was present (OpenAI: a "usage"
+                                  object with completion_tokens) */
+    int usage_cumulative;      /* the count is the stream's running total and content_pieces
+                                  only says output may have come: the event is a token event
+                                  only when the count grew (SGLang's meta_info) */
     int64_t prompt_tokens;     /* usage.prompt_tokens (0 when absent) */
     int64_t completion_tokens; /* usage.completion_tokens (0 when absent) */
     int64_t server_send_ns;    /* the root's "tokstorm_send_ns" (see below), else 0 */
@@ -65,6 +92,20 @@ struct ts_api_chunk {
  * out->error is set with a message) or TS_API_ERR_NOMEM. */
 int api_parse_event(enum ts_api_kind kind, const char *data, size_t len, struct ts_api_chunk *out);
 
+/* How each native dialect maps onto the chunk:
+ * - sglang: cumulative "text" and meta_info {prompt_tokens, completion_tokens, finish_reason}
+ *   in every event: has_usage and usage_cumulative with meta_info's counts; content_pieces 1
+ *   when completion_tokens > 0 (or, without it, when text is non-empty); finished when
+ *   finish_reason is not null. The stream ends with [DONE].
+ * - tgi: one token per event ({"token": {"id", "text", "logprob", "special"}}): content_pieces
+ *   1 for every token, special ones included (an end-of-sequence token is generated and
+ *   counted in details.generated_tokens); finished when generated_text is a string; usage
+ *   from details.generated_tokens and details.input_length when details is an object.
+ * - llamacpp: {"content", "stop"}: content_pieces 1 for non-empty content; finished when
+ *   "stop" is true; usage from timings.predicted_n (else tokens_predicted), prompt tokens
+ *   from tokens_evaluated (else timings.prompt_n).
+ * All three: an "error" member reads as in OpenAI, and the root's tokstorm_send_ns too. */
+
 /* One stream's last token event, kept to read its next one fast. A server sends a stream's
  * token events byte for byte alike but for the token's text (and tokstorm-mock's send stamp):
  * the same id, model, creation time, choice and finish_reason. An event that differs from
@@ -83,7 +124,7 @@ struct ts_api_memo {
 void api_memo_reset(struct ts_api_memo *m);
 
 /* api_parse_event with the stream's memo: the same result for the same data, whatever the
- * memo holds. */
+ * memo holds. Only the OpenAI dialects use the memo; the others are always parsed. */
 int api_parse_event_memo(enum ts_api_kind kind, const char *data, size_t len,
                          struct ts_api_memo *memo, struct ts_api_chunk *out);
 

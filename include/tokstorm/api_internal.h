@@ -8,6 +8,8 @@
 
 #include "tokstorm/api.h"
 
+struct cJSON;
+
 /* api_scan_event returns this when it cannot be sure of the answer cJSON would give. */
 #define TS_API_SCAN_DECLINED 1
 
@@ -33,8 +35,55 @@ struct ts_api_scan_where {
 };
 
 /* api_scan_event that also says where (when where is not NULL and it returns 0). */
-int api_scan_event_at(enum ts_api_kind kind, const char *data, size_t len,
-                      struct ts_api_chunk *out, struct ts_api_scan_where *where);
+int api_scan_event_at(enum ts_api_kind kind, const char *data, size_t len, struct ts_api_chunk *out,
+                      struct ts_api_scan_where *where);
+
+/* Shared by the dialects (api.c). */
+
+/* Parses data as one JSON object into *root (the caller frees it with cJSON_Delete), after
+ * zeroing *out. Returns 0 with *root NULL and out->done set for the "[DONE]" sentinel, 0 with
+ * *root set for an object, or TS_API_ERR_MALFORMED with out->error and its message set. */
+int api_json_root(const char *data, size_t len, struct ts_api_chunk *out, struct cJSON **root);
+
+/* The root's error, as OpenAI, vLLM and the native servers send it: {"error": {"message"}},
+ * {"error": "text"} or {"object": "error", "message"}; sets out->error and its message. */
+void api_json_read_error(const struct cJSON *root, struct ts_api_chunk *out);
+
+/* The root's "tokstorm_send_ns" by api.h's rule into out->server_send_ns. */
+void api_json_read_send_stamp(const struct cJSON *root, struct ts_api_chunk *out);
+
+/* A JSON number as a token count: negative and NaN read 0, absurd values INT64_MAX. */
+int64_t api_json_token_count(const struct cJSON *number);
+
+/* The member name of object, or NULL (case-sensitive, as the servers write them). */
+const struct cJSON *api_json_member(const struct cJSON *object, const char *name);
+
+/* The prompt as one text: a text prompt as it is, a messages prompt's texts joined with "\n".
+ * Returns a malloc'd string, or NULL (out of memory or a messages prompt that is not an
+ * array). */
+char *api_prompt_text(const struct ts_prompt *prompt);
+
+/* The token budget of one request, which every dialect's body sends under its own name: the
+ * one place where a prompt's own budget would take over the run's. */
+int64_t api_max_tokens(const struct ts_api_params *params, const struct ts_prompt *prompt);
+
+/* Adds the stop strings of params, when there are any, to obj as an array named name.
+ * Returns 0 or -1. */
+int api_add_stop(struct cJSON *obj, const char *name, const struct ts_api_params *params);
+
+/* Prints body with params->extra_body merged in (api.h), then frees body. Returns the
+ * malloc'd text or NULL. */
+char *api_finish_body(struct cJSON *body, const struct ts_api_params *params);
+
+/* One body builder and one event reader per dialect; each file's pair. */
+char *api_openai_build_body(enum ts_api_kind kind, const struct ts_api_params *params,
+                            const struct ts_prompt *prompt);
+char *api_sglang_build_body(const struct ts_api_params *params, const struct ts_prompt *prompt);
+char *api_tgi_build_body(const struct ts_api_params *params, const struct ts_prompt *prompt);
+char *api_llamacpp_build_body(const struct ts_api_params *params, const struct ts_prompt *prompt);
+int api_sglang_parse_event(const char *data, size_t len, struct ts_api_chunk *out);
+int api_tgi_parse_event(const char *data, size_t len, struct ts_api_chunk *out);
+int api_llamacpp_parse_event(const char *data, size_t len, struct ts_api_chunk *out);
 
 /* Copies at most limit bytes of src (src_len bytes, no NUL needed) into dst (cap bytes, NUL
  * included), never ending inside a UTF-8 sequence, with control bytes turned into spaces. */

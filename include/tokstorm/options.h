@@ -33,6 +33,11 @@ struct ts_options {
     int64_t max_tokens;          /* max_tokens per request */
     double temperature;          /* sampling temperature */
     int ignore_eos;              /* send "ignore_eos": true */
+    double top_p;                /* nucleus sampling threshold; 0 = not sent */
+    int64_t min_tokens;          /* fewest tokens to generate; 0 = not sent */
+    char **stop;                 /* --stop strings, in the order given */
+    size_t n_stop;
+    char *extra_body;            /* JSON object merged into every body (checked); NULL = none */
     int64_t requests_per_stream; /* measured requests per stream; 0 with --duration */
     int64_t duration_ns;         /* start no measured request after this; 0 = off */
     int64_t warmup;              /* unmeasured requests per stream before the measured ones */

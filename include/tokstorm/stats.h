@@ -41,11 +41,13 @@ struct ts_row {
     double start_s;            /* just before the request was handed to curl */
     double first_byte_s;       /* first response byte (status line) */
     double first_token_s;      /* first event with non-empty content or reasoning */
+    double first_answer_s;     /* first event with non-empty answer content (not reasoning) */
     double end_s;              /* transfer done, failed or cancelled */
     int64_t request;           /* index of the request in its stream, warm-up included */
     int64_t output_tokens;     /* usage.completion_tokens, else content events; 0 on error */
     int64_t prompt_tokens;     /* usage.prompt_tokens, else 0 */
     int64_t content_events;    /* events that carried content or reasoning */
+    int64_t reasoning_events;  /* of those, the ones with reasoning and no answer content */
     int32_t rank;              /* MPI rank that sent it */
     int32_t stream;            /* global stream index, 0 .. C-1 */
     int32_t prompt_index;      /* line of the prompt in the prompts file, 0-based */
@@ -96,6 +98,7 @@ struct ts_counters {
     uint64_t late;                        /* open loop: requests that waited for a slot */
     uint64_t good;                        /* ok requests within every latency objective */
     uint64_t content_events;              /* of successful requests */
+    uint64_t reasoning_events;            /* of successful requests: reasoning-only events */
 };
 
 struct ts_level_stats {
@@ -113,6 +116,7 @@ struct ts_level_stats {
     struct ts_hist stamp_delay; /* arrival - server send stamp, of every stamped content event */
     struct ts_hist ttft_error;  /* the same, of the first content event only (when stamped) */
     struct ts_hist itl_error;   /* |client gap - server gap| of consecutive stamped events */
+    struct ts_hist ttft_answer; /* first answer token - start (after any reasoning) */
 };
 
 _Static_assert(sizeof(struct ts_level_stats) % sizeof(uint64_t) == 0,
@@ -123,7 +127,7 @@ _Static_assert(sizeof(struct ts_level_stats) % sizeof(uint64_t) == 0,
  * level leaves the neutral value (INT64_MAX for a min, INT64_MIN for a max). */
 struct ts_level_extremes {
     struct ts_hist_extremes ttft, itl, tpot, e2e, lag, ttft_sched, e2e_sched;
-    struct ts_hist_extremes stamp_delay, ttft_error, itl_error;
+    struct ts_hist_extremes stamp_delay, ttft_error, itl_error, ttft_answer;
     int64_t first_start_ns;    /* min: earliest start of a measured request */
     int64_t last_end_ns;       /* max: latest end of a measured request */
     int64_t full_start_ns;     /* max: when every stream of the rank was in its measure phase */
@@ -132,7 +136,7 @@ struct ts_level_extremes {
     int64_t rank_start_max_ns; /* max: the same, its latest */
 };
 
-#define TS_EXTREMES_PACKED 26 /* int64_t values in the packed form */
+#define TS_EXTREMES_PACKED 28 /* int64_t values in the packed form */
 
 void stats_init(struct ts_level_stats *s, struct ts_level_extremes *x);
 
@@ -177,21 +181,24 @@ struct ts_level_summary {
     uint64_t ok, err;
     uint64_t err_by_class[TS_ERR__COUNT];
     uint64_t output_tokens, prompt_tokens;
-    double agg_tok_s;        /* output_tokens / wall_s */
-    double per_req_tok_s;    /* mean over ok requests of output_tokens / (end - start) */
-    double steady_s;         /* length of the window in which all C streams were busy */
-    double steady_tokens;    /* tokens delivered in it (set by the caller: needs every rank) */
-    double steady_tok_s;     /* steady_tokens / steady_s; 0 when the window is empty */
-    double start_skew_s;     /* latest - earliest first request start over ranks */
-    uint64_t late;           /* open loop: requests that waited for a free slot */
-    uint64_t good;           /* ok requests within every objective */
-    double req_s;            /* ok requests / wall_s */
-    double goodput_req_s;    /* good requests / wall_s */
-    double tokens_per_event; /* output tokens / content events: > 1 when the server coalesces */
+    double agg_tok_s;          /* output_tokens / wall_s */
+    double per_req_tok_s;      /* mean over ok requests of output_tokens / (end - start) */
+    double steady_s;           /* length of the window in which all C streams were busy */
+    double steady_tokens;      /* tokens delivered in it (set by the caller: needs every rank) */
+    double steady_tok_s;       /* steady_tokens / steady_s; 0 when the window is empty */
+    double start_skew_s;       /* latest - earliest first request start over ranks */
+    uint64_t late;             /* open loop: requests that waited for a free slot */
+    uint64_t good;             /* ok requests within every objective */
+    double req_s;              /* ok requests / wall_s */
+    double goodput_req_s;      /* good requests / wall_s */
+    double tokens_per_event;   /* output tokens / content events: > 1 when the server coalesces */
+    uint64_t reasoning_events; /* content events that were reasoning only */
+    uint64_t answer_events;    /* content events with answer content */
     struct ts_dist ttft, itl, tpot, e2e;
     struct ts_dist lag, ttft_sched, e2e_sched;         /* from the scheduled (due) send time */
     struct ts_dist stamp_delay, ttft_error, itl_error; /* the client's own error (count 0: no
                                                           stamps) */
+    struct ts_dist ttft_answer; /* to the first answer token (count 0: no answer content) */
 };
 
 /* The steady window of merged extremes: [start, end) in common-timeline ns. Returns 0 when

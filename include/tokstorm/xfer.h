@@ -30,8 +30,10 @@ struct ts_xfer {
     /* The request's start, from which its latencies count: when it was written on a kept-alive
      * connection, or, on a new connection, when it was handed over (the set-up is its cost). */
     int64_t start_ns, first_byte_ns, first_token_ns, end_ns; /* 0 = not yet */
+    int64_t first_answer_ns; /* the first event with answer content (not reasoning); 0 = none */
     int http_status;
-    int64_t content_events;
+    int64_t content_events;   /* events with content or reasoning (token events) */
+    int64_t reasoning_events; /* those of them with reasoning and no answer content */
     int64_t usage_prompt_tokens, usage_completion_tokens;
     int has_usage, saw_done, saw_finish, saw_error;
     int malformed;              /* an event that is not JSON, or a 2xx body that is not SSE */

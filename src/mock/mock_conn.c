@@ -3,6 +3,7 @@
  * mock_fault.c draws for it. It glues the HTTP parser, the OpenAI renderers and the engine
  * together; it knows nothing of epoll_wait, the timer or the listening socket. */
 #include "mock_conn.h"
+#include "mock_dialects.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -125,8 +126,15 @@ static void conn_queue_event(struct mock_conn *c)
  * once per token). Each event keeps its own HTTP chunk, so with several tokens per step the
  * bytes are those of as many single-token steps: only where the writes fall differs. */
 static int conn_queue_token(struct mock_conn *c, int64_t token,
-                            const struct mock_openai_stamp *stamp)
+                            const struct mock_openai_stamp *stamp, int64_t send_ns)
 {
+    if (mock_dialect_is_native(c->reply.api)) {
+        /* The native formats are not the benchmark's hot path: rendered, then framed. */
+        if (mock_dialect_render_token(&c->reply, token, send_ns, conn_scratch(c)) != 0)
+            return -1;
+        conn_queue_event(c);
+        return c->dead ? -1 : 0;
+    }
     if (c->chunked &&
         mock_http_write_chunk_start(&c->out, mock_openai_token_bytes(&c->reply, token, stamp)) != 0)
         return -1;
@@ -162,13 +170,19 @@ static void conn_start_generation(struct mock_conn *c, enum mock_api api)
     char err[256];
     uint64_t id = srv->next_request_id;
     srv->next_request_id += srv->request_id_stride;
-    int rc = mock_openai_parse_request(api, mock_buf_head(&c->in) + c->req.head_bytes,
-                                       (size_t)c->req.body_bytes, srv->opt->model, id,
-                                       (int64_t)time(NULL), &c->reply, err, sizeof err);
+    const char *body = mock_buf_head(&c->in) + c->req.head_bytes;
+    size_t body_bytes = (size_t)c->req.body_bytes;
+    int rc = mock_dialect_is_native(api)
+                 ? mock_dialect_parse_request(api, body, body_bytes, srv->opt->model, id, &c->reply,
+                                              err, sizeof err)
+                 : mock_openai_parse_request(api, body, body_bytes, srv->opt->model, id,
+                                             (int64_t)time(NULL), &c->reply, err, sizeof err);
     if (rc != 0) {
         conn_reply_error(c, rc == -1 ? 400 : 500, err, NULL);
         return;
     }
+    if (api == MOCK_API_CHAT)
+        c->reply.reasoning_tokens = srv->opt->reasoning_tokens;
     c->fault = mock_fault_pick_request(&srv->faults, c->reply.stream);
     c->fault_token = mock_fault_trigger_token(c->reply.max_tokens);
     c->fault_done = false;
@@ -235,12 +249,22 @@ static void conn_route(struct mock_conn *c)
                          "WWW-Authenticate: Bearer\r\n");
         return;
     }
-    bool chat = strcmp(path, "/v1/chat/completions") == 0;
-    if (chat || strcmp(path, "/v1/completions") == 0) {
+    /* Every dialect is served on its own path at once: the client's --api picks one. */
+    static const struct {
+        const char *path;
+        enum mock_api api;
+    } generate[] = {
+        {"/v1/chat/completions", MOCK_API_CHAT}, {"/v1/completions", MOCK_API_COMPLETIONS},
+        {"/generate", MOCK_API_SGLANG},          {"/generate_stream", MOCK_API_TGI},
+        {"/completion", MOCK_API_LLAMACPP},
+    };
+    for (size_t i = 0; i < sizeof generate / sizeof *generate; i++) {
+        if (strcmp(path, generate[i].path) != 0)
+            continue;
         if (method != MOCK_HTTP_POST)
             conn_reply_error(c, 405, "this endpoint takes POST", "Allow: POST\r\n");
         else
-            conn_start_generation(c, chat ? MOCK_API_CHAT : MOCK_API_COMPLETIONS);
+            conn_start_generation(c, generate[i].api);
         return;
     }
     bool models = strcmp(path, "/v1/models") == 0;
@@ -260,8 +284,8 @@ static void conn_route(struct mock_conn *c)
         return;
     }
     conn_reply_error(c, 404,
-                     "unknown path; try /v1/chat/completions, /v1/completions or "
-                     "/v1/models",
+                     "unknown path; try /v1/chat/completions, /v1/completions, /v1/models, "
+                     "/generate (SGLang), /generate_stream (TGI) or /completion (llama.cpp)",
                      NULL);
 }
 
@@ -573,9 +597,10 @@ void mock_conn_on_tokens(void *ctx, struct mock_stream *s, int64_t n)
     /* The stamp is taken as late as possible: right before the bytes go to the socket. The n
      * events of one step share it, as they share the write. */
     struct mock_openai_stamp stamp;
-    mock_openai_stamp_set(&stamp, clock_now_ns());
+    int64_t send_ns = clock_now_ns();
+    mock_openai_stamp_set(&stamp, send_ns);
     for (int64_t token = s->emitted_tokens - n + 1; token <= s->emitted_tokens; token++) {
-        if (conn_queue_token(c, token, &stamp) != 0) {
+        if (conn_queue_token(c, token, &stamp, send_ns) != 0) {
             conn_kill(c);
             return;
         }
@@ -593,6 +618,15 @@ void mock_conn_on_tokens(void *ctx, struct mock_stream *s, int64_t n)
 
 static void conn_end_stream(struct mock_conn *c)
 {
+    if (mock_dialect_is_native(c->reply.api)) {
+        if (mock_dialect_render_end(&c->reply, clock_now_ns(), conn_scratch(c)) != 0)
+            goto oom;
+        if (mock_buf_len(&c->srv->scratch) > 0)
+            conn_queue_event(c);
+        if (c->chunked && mock_http_write_last_chunk(&c->out) != 0)
+            goto oom;
+        return;
+    }
     if (mock_openai_render_finish(&c->reply, clock_now_ns(), conn_scratch(c)) != 0)
         goto oom;
     conn_queue_event(c);

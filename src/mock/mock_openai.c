@@ -27,6 +27,11 @@ static const char *piece_for(int64_t token)
     return pieces[(uint64_t)(token - 1) % PIECE_COUNT];
 }
 
+const char *mock_openai_piece(int64_t token)
+{
+    return piece_for(token);
+}
+
 static void set_err(char *err, size_t err_len, const char *msg)
 {
     snprintf(err, err_len, "%s", msg);
@@ -266,12 +271,18 @@ struct token_parts {
 static void token_parts(const struct mock_openai_reply *r, int64_t token, struct token_parts *t)
 {
     static const char chat_pre[] = "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"";
+    static const char reasoning_pre[] =
+        "\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"";
     static const char chat_post[] = "\"},\"finish_reason\":null}]";
     static const char text_pre[] = "\"choices\":[{\"index\":0,\"text\":\"";
     static const char text_post[] = "\",\"finish_reason\":null}]";
     bool chat = r->api == MOCK_API_CHAT;
     t->pre = chat ? chat_pre : text_pre;
     t->pre_n = chat ? sizeof chat_pre - 1 : sizeof text_pre - 1;
+    if (chat && token <= r->reasoning_tokens) {
+        t->pre = reasoning_pre;
+        t->pre_n = sizeof reasoning_pre - 1;
+    }
     t->piece = piece_for(token);
     t->piece_n = strlen(t->piece);
     t->post = chat ? chat_post : text_post;

@@ -16,6 +16,9 @@
 enum mock_api {
     MOCK_API_CHAT,        /* POST /v1/chat/completions */
     MOCK_API_COMPLETIONS, /* POST /v1/completions */
+    MOCK_API_SGLANG,      /* POST /generate (mock_dialects.h) */
+    MOCK_API_TGI,         /* POST /generate_stream (mock_dialects.h) */
+    MOCK_API_LLAMACPP,    /* POST /completion (mock_dialects.h) */
 };
 
 /* One accepted generation request, with the parts of every chunk that do not change per token
@@ -26,6 +29,7 @@ struct mock_openai_reply {
     bool include_usage;    /* "stream_options": {"include_usage": true} */
     int64_t max_tokens;    /* completion tokens to generate, >= 1 */
     int64_t prompt_tokens; /* ceil(prompt bytes / 4) */
+    int64_t reasoning_tokens; /* chat: the first this many tokens are reasoning_content */
     uint64_t id;           /* the <n> of "chatcmpl-mock-<n>" / "cmpl-mock-<n>" */
     int64_t created_s;     /* Unix seconds, the "created" field */
     char *model;           /* echoed model id (malloc'd) */
@@ -42,6 +46,10 @@ int mock_openai_parse_request(enum mock_api api, const char *body, size_t body_b
                               struct mock_openai_reply *out, char *err, size_t err_len);
 
 void mock_openai_reply_free(struct mock_openai_reply *r);
+
+/* The text of token number token (1-based): plain ASCII with a leading space, safe to splice
+ * into a JSON string. */
+const char *mock_openai_piece(int64_t token);
 
 /* Each renderer appends one complete SSE event ("data: ...\n\n") to out and returns 0, or
  * -1 when memory ran out. send_ns is the tokstorm_send_ns stamp. */
@@ -65,7 +73,8 @@ void mock_openai_stamp_set(struct mock_openai_stamp *st, int64_t send_ns);
 size_t mock_openai_token_bytes(const struct mock_openai_reply *r, int64_t token,
                                const struct mock_openai_stamp *st);
 
-/* The content chunk for token number token (1-based). This is the per-token path: one
+/* The content chunk for token number token (1-based); a reasoning_content chunk instead for
+ * the first reasoning_tokens tokens of a chat stream. This is the per-token path: one
  * reservation and straight copies, no intermediate buffer. */
 int mock_openai_render_token(const struct mock_openai_reply *r, int64_t token,
                              const struct mock_openai_stamp *st, struct mock_buf *out);

@@ -46,6 +46,7 @@ enum {
     OPT_FAULT_SKIP,
     OPT_FAULT_STALL,
     OPT_FAULT_EVENT_BYTES,
+    OPT_REASONING_TOKENS,
 };
 
 static const struct option long_options[] = {
@@ -58,6 +59,7 @@ static const struct option long_options[] = {
     {"per-seq", required_argument, NULL, OPT_PER_SEQ},
     {"max-batch", required_argument, NULL, OPT_MAX_BATCH},
     {"events-per-write", required_argument, NULL, OPT_EVENTS_PER_WRITE},
+    {"reasoning-tokens", required_argument, NULL, OPT_REASONING_TOKENS},
     {"workers", required_argument, NULL, OPT_WORKERS},
     {"exit-after", required_argument, NULL, OPT_EXIT_AFTER},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -99,6 +101,9 @@ static const char help_text[] =
     "                       (default 1; 1 to 1024): a loaded server, or speculative decoding.\n"
     "                       A step then yields K tokens per stream, so throughput is\n"
     "                       K x batch / step; the first token (after ttft) stays one event\n"
+    "  --reasoning-tokens N  chat: the first N tokens of each answer are reasoning_content\n"
+    "                       deltas (a reasoning model behind a reasoning parser), the rest\n"
+    "                       content; counted in max_tokens and usage (default 0)\n"
     "  --workers N          server processes sharing the port (default 1; 1 to 256): see\n"
     "                       Workers below\n"
     "  --exit-after DURATION  exit with status 0 after this long (default 0 = never;\n"
@@ -145,6 +150,14 @@ static const char help_text[] =
     "the sum of every worker's totals; its max_ fields are sums of per-worker maxima (an\n"
     "upper bound: workers peak at different times). Response ids stay unique: worker w (from\n"
     "0) numbers its requests w+1, w+1+N, ...\n"
+    "\n"
+    "Native dialects, served at once beside the OpenAI ones, streams only, same timing\n"
+    "model, each event with a root \"tokstorm_send_ns\": POST /generate (SGLang: \"text\",\n"
+    "sampling_params.max_new_tokens, \"stream\": true; cumulative text and meta_info counts,\n"
+    "a finish event, [DONE]), POST /generate_stream (TGI: \"inputs\",\n"
+    "parameters.max_new_tokens; one token per event, the last with generated_text and\n"
+    "details), POST /completion (llama.cpp: \"prompt\", \"n_predict\", \"stream\": true;\n"
+    "content per event, then \"stop\": true with timings).\n"
     "\n"
     "Endpoints: GET /v1/models, GET /health, POST /v1/chat/completions (needs \"messages\"),\n"
     "POST /v1/completions (needs \"prompt\"). Request fields used: max_tokens or\n"
@@ -282,6 +295,11 @@ static int parse_one(int c, const char *arg, struct mock_options *opt, char *err
         if (units_parse_count(arg, &opt->events_per_write) != 0 || opt->events_per_write < 1 ||
             opt->events_per_write > MOCK_MAX_EVENTS_PER_WRITE)
             return bad(err, err_len, "events-per-write", arg, "expected a count from 1 to 1024");
+        return 0;
+    case OPT_REASONING_TOKENS:
+        if (units_parse_count(arg, &opt->reasoning_tokens) != 0 || opt->reasoning_tokens < 0 ||
+            opt->reasoning_tokens > INT32_MAX)
+            return bad(err, err_len, "reasoning-tokens", arg, "expected a count from 0");
         return 0;
     case OPT_WORKERS: {
         int64_t n;

@@ -20,6 +20,7 @@ struct mock_options {
     int64_t per_seq_ns;       /* extra decode-step cost per stream in the step */
     int64_t max_batch;        /* streams admitted at once (prefill + decode), per worker */
     int64_t events_per_write; /* tokens per stream per decode step, sent in one write */
+    int64_t reasoning_tokens; /* chat: leading tokens sent as reasoning_content deltas */
     int workers;              /* server processes sharing the port; 1 = no fork */
     int64_t exit_after_ns;    /* exit by itself after this long; 0 = never */
     bool quiet;               /* no warnings on stderr, only fatal errors */
