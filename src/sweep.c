@@ -264,7 +264,7 @@ static int measure_level(struct run_ctx *r, const struct ts_level_plan *plan, in
         connections = (int64_t)plan->rate_per_s + 1;
     if (status == 0 && !r->opt.no_preconnect && connections > 0) {
         int64_t began = clock_now_ns();
-        int64_t answered = http_preconnect(r->http, connections, r->probe_url, msg, len);
+        int64_t answered = http_preconnect(r->http, connections, r->probe_url, NULL, msg, len);
         if (answered < 0)
             status = TS_EXIT_RUNTIME;
         else

@@ -150,6 +150,9 @@ int xfer_on_body(struct ts_xfer *x, const char *buf, size_t len, int64_t now_ns)
 
 static int classify(const struct ts_xfer *x, enum ts_transport how)
 {
+    /* Whatever had arrived: the client, not the server, ended it. */
+    if (how == TS_TRANSPORT_CANCELLED)
+        return TS_ERR_CANCELLED;
     if (how == TS_TRANSPORT_TIMEOUT)
         return TS_ERR_TIMEOUT;
     if (x->http_status >= 500)

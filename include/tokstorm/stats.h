@@ -22,6 +22,7 @@ enum ts_err_class {
     TS_ERR_TRUNCATED = 5,  /* the stream ended without [DONE] or a finish_reason */
     TS_ERR_STREAM = 6,     /* an error object (or unreadable event) inside the stream */
     TS_ERR_HTTP_OTHER = 7, /* any other non-2xx status (1xx, 3xx) */
+    TS_ERR_CANCELLED = 8,  /* still in flight when an interrupted level's grace ran out */
     TS_ERR__COUNT
 };
 
