@@ -92,6 +92,7 @@ struct ts_counters {
     uint64_t late;                        /* open loop: requests that waited for a slot */
     uint64_t good;                        /* ok requests within every latency objective */
     uint64_t content_events;              /* of successful requests */
+    uint64_t cut_off; /* streams (open loop: arrival schedules) a stop ended with requests left */
 };
 
 struct ts_level_stats {
