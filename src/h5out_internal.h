@@ -21,10 +21,21 @@ struct ts_h5out {
     hsize_t summary_rows;
     int64_t events_before; /* event times of the open level's rows written so far */
     char path[4096];
+    char made[4096];     /* the file this run created: path, or beside it until h5out_commit */
+    int committed;       /* the file is at path for good */
+    char level_name[64]; /* the open level's name, linked into the root at h5out_level_end */
+    char reason[256];    /* why HDF5's last failed call failed (the system's message if any) */
+    int failed;          /* a write failed: nothing more is written */
+    char error[1024];    /* the first failure, naming the path */
 };
 
-/* "results file PATH: WHAT" into msg; returns TS_H5_ERR_IO. */
-int h5out_fail(char *msg, size_t len, const char *path, const char *what);
+/* A write failed: records "results file PATH: WHAT: REASON" (the first failure only), stops
+ * every later write, copies the record into msg and returns TS_H5_ERR_IO. */
+int h5out_fail(struct ts_h5out *h, char *msg, size_t len, const char *what);
+
+/* For a write asked after a failure: copies the first failure into msg and returns
+ * TS_H5_ERR_IO, touching nothing. */
+int h5out_refuse(const struct ts_h5out *h, char *msg, size_t len);
 
 /* Attributes of obj (a group, a dataset or the file); each returns 0 or -1. h5_attr_str
  * replaces an attribute that exists. */

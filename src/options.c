@@ -176,8 +176,9 @@ void options_print_help(FILE *f)
         "  -h, --help, -V, --version\n"
         "\n"
         "TIME takes a unit: ns, us, ms, s, m, h (a bare number is seconds). Counts take k or M.\n"
-        "Exit status: 0 sweep done; 1 run-time failure (e.g. results file write);\n"
-        "2 bad command line or input file; 3 the server failed the preflight request.\n",
+        "Exit status: 0 sweep done; 1 run-time failure; 2 bad command line, input file or\n"
+        "output path; 3 the server failed the preflight request; 4 the results file, --json\n"
+        "or --csv could not be written (the levels before are intact).\n",
         f);
 }
 

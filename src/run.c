@@ -1,7 +1,7 @@
 /* run.c: a run from argv to exit status: parses and checks input on every rank, agrees on
- * failures with one collective, sends the preflight request, writes the run's description,
- * hands the levels to sweep.c, and tears everything down. With sweep.c, the only file that
- * sees every module. */
+ * failures with one collective, creates the results file, sends the preflight request,
+ * writes the run's description, hands the levels to sweep.c, and tears everything down. With
+ * sweep.c, the only file that sees every module. */
 #include "tokstorm/run.h"
 
 #include <limits.h>
@@ -268,11 +268,13 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
 
-    /* The results file can be written before the first request is sent; it is created only
-     * once the server has passed the preflight, so a failed start leaves no empty file. */
+    /* The results file is created (and flushed: it can be written) before any request, the
+     * preflight included. Until the preflight has passed it is the run's only provisionally:
+     * a run that ends before then removes it (teardown), and with --force a file it replaces
+     * stays as it was until then (h5out_commit). */
     msg[0] = '\0';
     rc = 0;
-    if (rank == 0 && h5out_probe(r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
+    if (rank == 0 && h5out_create(&r->h5, r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
         rc = TS_EXIT_USAGE;
     if (rank == 0 && rc == 0)
         rc = run_output_probe(r, msg);
@@ -351,9 +353,11 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     rc = rank == 0 ? preflight(r, msg) : 0;
     if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
         return rc;
+    /* From here the file is the run's. */
     msg[0] = '\0';
-    if (rank == 0 && h5out_create(&r->h5, r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
-        rc = TS_EXIT_RUNTIME;
+    if (rank == 0 && h5out_commit(r->h5, msg, sizeof msg) != 0)
+        rc = TS_EXIT_OUTPUT;
+    r->file_committed = rank == 0 && rc == 0;
     return collect_agree(&r->comm, rc, msg);
 }
 
@@ -397,8 +401,12 @@ static int write_run_info(struct run_ctx *r)
 
 static void teardown(struct run_ctx *r)
 {
-    if (r->comm.rank == 0 && h5out_close(r->h5) != 0)
-        log_error("results file %s: error while closing it", r->opt.out_path);
+    char msg[MSG_LEN];
+    /* A run that ended before its first request leaves no file of its own behind. */
+    if (r->comm.rank == 0 && !r->file_committed)
+        h5out_discard(r->h5);
+    else if (r->comm.rank == 0 && h5out_close(r->h5, msg, sizeof msg) != 0)
+        fprintf(stderr, "tokstorm: %s\n", msg);
     r->h5 = NULL;
     http_free(r->http);
     demo_stop(&r->demo);
@@ -446,7 +454,9 @@ int run(int argc, char **argv, MPI_Comm comm)
              * a finished run from one cut short by its levels' complete flags. */
             char msg[MSG_LEN] = "";
             int rc = r.comm.rank == 0 ? run_output_end(&r, msg) : 0;
-            status = collect_agree(&r.comm, status != 0 ? status : rc, status != 0 ? "" : msg);
+            if (rc != 0)
+                fprintf(stderr, "tokstorm: %s\n", msg);
+            status = collect_agree(&r.comm, status != 0 ? status : rc, "");
         }
         if (r.comm.rank == 0 && r.summaries)
             report_summary(stdout, r.summaries, r.n_summaries, r.opt.out_path);

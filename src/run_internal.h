@@ -70,6 +70,7 @@ struct run_ctx {
     int64_t open_cap;             /* open loop: requests in flight over all ranks, at most */
     double skew_limit_s;          /* rank 0: when the start skew deserves a line */
     struct run_progress progress;
+    int file_committed; /* rank 0: the results file is the run's (h5out_commit) */
     /* Rank 0: what is recorded about the run (run_output.c). */
     struct ts_run_info info;
     char *options_json;
@@ -96,16 +97,17 @@ int sweep_run(struct run_ctx *r);
 int run_output_probe(const struct run_ctx *r, char *msg);
 
 /* Fills r->info and writes the root attributes, /ranks, and --json/--csv without levels.
- * Returns 0 or TS_EXIT_RUNTIME with msg. */
+ * Returns 0 or TS_EXIT_OUTPUT with msg. */
 int run_output_begin(struct run_ctx *r, char *msg);
 
 /* A level ended, and its summary is the last of r->summaries: it goes into its group's
- * attributes (closing the group) and /summary, and --json and --csv are rewritten with it.
- * Returns 0 or TS_EXIT_RUNTIME with msg. */
+ * attributes (linking the group into the file) and /summary, and --json and --csv are
+ * rewritten with it (even when the results file failed). Returns 0 or TS_EXIT_OUTPUT with
+ * the first failure in msg. */
 int run_output_level(struct run_ctx *r, const char *group, int complete, char *msg);
 
-/* The run ended: its end time, and the saturation point if any, into the file and --json.
- * Returns 0 or TS_EXIT_RUNTIME with msg. */
+/* The run ended: its end time, and the saturation point if any, into the file (unless a
+ * write to it failed before) and --json. Returns 0 or TS_EXIT_OUTPUT with msg. */
 int run_output_end(struct run_ctx *r, char *msg);
 
 void run_output_free(struct run_ctx *r);

@@ -94,15 +94,13 @@ static int run_warmup(struct run_ctx *r, const struct ts_level_plan *plan, char 
     return rc;
 }
 
+/* The gathers' sinks on rank 0. A failed write is kept by h5out (h5out_failed) and said once,
+ * after the level; the gathers go on, receiving and dropping, so that no rank waits. */
 static int rows_to_h5(void *ctx, const struct ts_row *rows, size_t n)
 {
     struct run_ctx *r = ctx;
     char msg[MSG_LEN];
-    if (h5out_level_rows(r->h5, rows, n, msg, sizeof msg) != 0) {
-        log_error("%s", msg);
-        return -1;
-    }
-    return 0;
+    return h5out_level_rows(r->h5, rows, n, msg, sizeof msg) != 0 ? -1 : 0;
 }
 
 /* --record-tokens: the level's event times, as collect_events hands them to rank 0. */
@@ -110,22 +108,14 @@ static int events_begin_h5(void *ctx, uint64_t total)
 {
     struct run_ctx *r = ctx;
     char msg[MSG_LEN];
-    if (h5out_level_events_begin(r->h5, total, msg, sizeof msg) != 0) {
-        log_error("%s", msg);
-        return -1;
-    }
-    return 0;
+    return h5out_level_events_begin(r->h5, total, msg, sizeof msg) != 0 ? -1 : 0;
 }
 
 static int events_put_h5(void *ctx, uint64_t pos, const double *t_s, size_t n)
 {
     struct run_ctx *r = ctx;
     char msg[MSG_LEN];
-    if (h5out_level_events(r->h5, pos, t_s, n, msg, sizeof msg) != 0) {
-        log_error("%s", msg);
-        return -1;
-    }
-    return 0;
+    return h5out_level_events(r->h5, pos, t_s, n, msg, sizeof msg) != 0 ? -1 : 0;
 }
 
 /* Aligns every rank's clock to rank 0's and gathers who is where (rank 0 keeps the table).
@@ -322,6 +312,34 @@ static void report_client_load(struct run_ctx *r, const struct ts_rank_load *loa
                     loads[laggiest].lag_p99_ms);
 }
 
+/* Rank 0: writes the level's row everywhere it goes (stdout, the results file, --json,
+ * --csv). Returns 0, or TS_EXIT_OUTPUT once a write has failed: its one line is printed here,
+ * naming the file. */
+static int write_level(struct run_ctx *r, const struct level_key *key, const char *name,
+                       int complete, double steady_tokens, int64_t start_ns, uint64_t *tokens,
+                       uint64_t *ok, uint64_t *err, size_t n_bins)
+{
+    char msg[MSG_LEN] = "";
+    struct ts_level_summary *s = &r->summaries[r->n_summaries++];
+    stats_summarize(r->level.stats, &r->level.extremes, key->concurrency, s);
+    stats_set_steady(s, steady_tokens);
+    s->rate = key->rate;
+    s->start_s = (double)level_common_ns(&r->level, start_ns) / 1e9;
+    report_level(stdout, s, r->skew_limit_s);
+    report_client_load(r, r->loads);
+    /* Each step is skipped once one has failed (h5out refuses): the first failure is said. */
+    if (tokens)
+        write_level_extras(r, tokens, ok, err, n_bins, msg, sizeof msg);
+    h5out_level_loads(r->h5, r->loads, (size_t)r->comm.size, msg, sizeof msg);
+    if (run_output_level(r, name, complete, msg) == 0)
+        return 0;
+    fprintf(stderr, "tokstorm: %s; the run stops after this level (%s)\n", msg,
+            h5out_failed(r->h5) ? "the levels before it are intact in the file"
+                                : "the results file is complete up to here");
+    fflush(stderr);
+    return TS_EXIT_OUTPUT;
+}
+
 static int run_level(struct run_ctx *r, const struct level_key *key)
 {
     char msg[MSG_LEN] = "", name[64];
@@ -379,47 +397,31 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
         snprintf(msg, sizeof msg, "%s: out of memory for the time series", name);
         status = TS_EXIT_RUNTIME;
     }
-    int h5_ok = 1;
-    if (r->comm.rank == 0 &&
-        h5out_level_begin(r->h5, name, r->opt.record_tokens, msg, sizeof msg) != 0) {
-        h5_ok = 0;
-        status = TS_EXIT_RUNTIME;
-    }
-    if (collect_rows(&r->comm, &r->level.rows, h5_ok ? rows_to_h5 : NULL, r) != 0) {
-        snprintf(msg, sizeof msg, "cannot write %s's requests to %s", name, r->opt.out_path);
-        status = TS_EXIT_RUNTIME;
-    }
+    /* Rank 0 writes the rows as they arrive. A write that fails is kept by h5out and said
+     * once, below; the gathers go on regardless, so that no rank waits alone. */
+    char h5msg[MSG_LEN];
+    if (r->comm.rank == 0)
+        h5out_level_begin(r->h5, name, r->opt.record_tokens, h5msg, sizeof h5msg);
+    int writing = r->comm.rank == 0 && !h5out_failed(r->h5);
+    collect_rows(&r->comm, &r->level.rows, writing ? rows_to_h5 : NULL, r);
     struct ts_events_sink events = {r, events_begin_h5, events_put_h5};
     if (r->opt.record_tokens &&
         collect_events(&r->comm, &r->level.rows, &r->level.events,
-                       r->comm.rank == 0 && h5_ok ? &events : NULL, 0) != 0) {
-        snprintf(msg, sizeof msg, "cannot write %s's event times to %s", name, r->opt.out_path);
+                       writing && !h5out_failed(r->h5) ? &events : NULL, 0) != 0 &&
+        !h5out_failed(r->h5)) {
+        snprintf(msg, sizeof msg, "%s: the event times do not match the rows", name);
         status = TS_EXIT_RUNTIME;
     }
     /* Whether the level ran to the end on every rank is agreed before it is written down. */
     int level_status = collect_agree(&r->comm, status, msg);
     status = 0;
-    msg[0] = '\0';
-    if (r->comm.rank == 0 && h5_ok) {
-        struct ts_level_summary *s = &r->summaries[r->n_summaries++];
-        stats_summarize(r->level.stats, &r->level.extremes, key->concurrency, s);
-        stats_set_steady(s, steady_tokens);
-        s->rate = key->rate;
-        s->start_s = (double)level_common_ns(&r->level, start_ns) / 1e9;
-        report_level(stdout, s, r->skew_limit_s);
-        report_client_load(r, r->loads);
-        if (tokens)
-            status = write_level_extras(r, tokens, ok, err, n_bins, msg, sizeof msg);
-        if (status == 0 &&
-            h5out_level_loads(r->h5, r->loads, (size_t)r->comm.size, msg, sizeof msg) != 0)
-            status = TS_EXIT_RUNTIME;
-        if (run_output_level(r, name, level_status == 0, msg) != 0)
-            status = TS_EXIT_RUNTIME;
-    }
+    if (r->comm.rank == 0)
+        status = write_level(r, key, name, level_status == 0, steady_tokens, start_ns, tokens, ok,
+                             err, n_bins);
     free(tokens);
     free(ok);
     free(err);
-    status = collect_agree(&r->comm, status, msg);
+    status = collect_agree(&r->comm, status, "");
     return level_status ? level_status : status;
 }
 
@@ -466,11 +468,13 @@ int sweep_run(struct run_ctx *r)
         r->saturation = p; /* for --json */
         r->stop_reason = saturation_verdict_text(verdict);
         char msg[MSG_LEN];
-        if (h5out_write_saturation(r->h5, &p, saturation_verdict_text(verdict), msg, sizeof msg) !=
-            0) {
-            log_error("%s", msg);
+        /* After a failed write nothing more goes in; that failure was said already. */
+        if (!h5out_failed(r->h5) &&
+            h5out_write_saturation(r->h5, &p, saturation_verdict_text(verdict), msg, sizeof msg) !=
+                0) {
+            fprintf(stderr, "tokstorm: %s\n", msg);
             if (status == 0)
-                status = TS_EXIT_RUNTIME;
+                status = TS_EXIT_OUTPUT;
         }
     }
     return status;
