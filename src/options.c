@@ -47,6 +47,7 @@ enum {
     OPT_CSV,
     OPT_RECORD_TOKENS,
     OPT_PROGRESS,
+    OPT_GRACE,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +86,7 @@ static const struct option long_options[] = {
     {"csv", required_argument, NULL, OPT_CSV},
     {"record-tokens", no_argument, NULL, OPT_RECORD_TOKENS},
     {"progress", required_argument, NULL, OPT_PROGRESS},
+    {"grace", required_argument, NULL, OPT_GRACE},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -157,6 +159,9 @@ void options_print_help(FILE *f)
         "  --ignore-eos            send \"ignore_eos\": true so each request runs to max_tokens\n"
         "  --timeout TIME          per request, whole transfer (default 600s)\n"
         "  --connect-timeout TIME  per connection attempt (default 10s)\n"
+        "  --grace TIME            on SIGINT or SIGTERM, how long the level's requests in\n"
+        "                          flight may go on before they are cancelled (default 2s;\n"
+        "                          0 = at once)\n"
         "  --max-event-bytes N     largest SSE event accepted (default 1M)\n"
         "\n"
         "Output:\n"
@@ -178,7 +183,8 @@ void options_print_help(FILE *f)
         "TIME takes a unit: ns, us, ms, s, m, h (a bare number is seconds). Counts take k or M.\n"
         "Exit status: 0 sweep done; 1 run-time failure; 2 bad command line, input file or\n"
         "output path; 3 the server failed the preflight request; 4 the results file, --json\n"
-        "or --csv could not be written (the levels before are intact).\n",
+        "or --csv could not be written (the levels before are intact); 130, 143 interrupted\n"
+        "by SIGINT, SIGTERM (finished levels, and the one cut short, are in the file).\n",
         f);
 }
 
@@ -540,6 +546,15 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
     case OPT_RECORD_TOKENS:
         o->record_tokens = 1;
         return 0;
+    case OPT_GRACE:
+        /* 0 is a grace too: cancel at once. */
+        if (units_parse_duration_ns(arg, TS_NS_PER_S, &v) != 0 || v < 0 || v > 3600 * TS_NS_PER_S) {
+            snprintf(msg, len, "--grace: '%s' is not a duration from 0 to 1h (e.g. 2s, 500ms)",
+                     arg);
+            return TS_OPT_ERR;
+        }
+        o->grace_ns = v;
+        return 0;
     case OPT_PROGRESS:
         for (int m = TS_PROGRESS_AUTO; m <= TS_PROGRESS_OFF; m++)
             if (strcmp(arg, options_progress_name(m)) == 0) {
@@ -575,6 +590,7 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     o->max_level = 65536;
     o->max_error_rate = 0.01;
     o->connect_rate = 1000;
+    o->grace_ns = 2 * TS_NS_PER_S;
     if (set_str(&o->model, "default") || set_str(&o->out_path, "tokstorm-results.h5") ||
         (o->command_line = redact_command_line(argc, argv)) == NULL) {
         snprintf(msg, len, "out of memory");

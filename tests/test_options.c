@@ -265,5 +265,18 @@ int main(void)
     REJECTS("--csv: tokstorm-results.h5 is also the --out file", "--url", "http://x", "--csv",
             "tokstorm-results.h5");
     REJECTS("--csv: s is also the --json file", "--url", "http://x", "--json", "s", "--csv", "s");
+
+    /* Interruptions. */
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x"), 0);
+    CHECK_EQ_INT(o.grace_ns, 2000000000);
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--grace", "0"), 0);
+    CHECK_EQ_INT(o.grace_ns, 0);
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--grace", "500ms"), 0);
+    CHECK_EQ_INT(o.grace_ns, 500000000);
+    options_free(&o);
+    REJECTS("--grace: '-1s' is not a duration from 0 to 1h", "--url", "http://x", "--grace", "-1s");
+    REJECTS("--grace: '2h' is not a duration from 0 to 1h", "--url", "http://x", "--grace", "2h");
     return check_report("options");
 }

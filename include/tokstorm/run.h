@@ -13,6 +13,7 @@
 /* The results file, --json or --csv could not be written: the run stopped after the level it
  * was writing, and what was written before is intact. */
 #define TS_EXIT_OUTPUT 4
+/* 130 and 143: interrupted by SIGINT or SIGTERM (interrupt.h). */
 
 /* Runs tokstorm on comm with the given arguments; returns the exit status, the same on
  * every rank. */
