@@ -48,6 +48,7 @@ enum {
     OPT_RECORD_TOKENS,
     OPT_PROGRESS,
     OPT_GRACE,
+    OPT_NO_PREFLIGHT,
 };
 
 static const struct option long_options[] = {
@@ -87,6 +88,7 @@ static const struct option long_options[] = {
     {"record-tokens", no_argument, NULL, OPT_RECORD_TOKENS},
     {"progress", required_argument, NULL, OPT_PROGRESS},
     {"grace", required_argument, NULL, OPT_GRACE},
+    {"no-preflight", no_argument, NULL, OPT_NO_PREFLIGHT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -113,6 +115,9 @@ void options_print_help(FILE *f)
         "  --demo                  start the bundled tokstorm-mock on a free loopback port\n"
         "                          (TTFT 50 ms, 10 ms decode step, batch 64) and sweep it;\n"
         "                          defaults become --levels 1,4,16,64,128,256 --max-tokens 64\n"
+        "  --no-preflight          do not send the one short request that checks the server\n"
+        "                          first: a server that fails every request then shows as a\n"
+        "                          level of errors, not as exit status 3\n"
         "\n"
         "Load:\n"
         "  --levels LIST           global concurrencies, comma-separated (default 1,4,16,32)\n"
@@ -554,6 +559,9 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
             return TS_OPT_ERR;
         }
         o->grace_ns = v;
+        return 0;
+    case OPT_NO_PREFLIGHT:
+        o->no_preflight = 1;
         return 0;
     case OPT_PROGRESS:
         for (int m = TS_PROGRESS_AUTO; m <= TS_PROGRESS_OFF; m++)

@@ -375,7 +375,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
         return rc;
 
     msg[0] = '\0';
-    rc = rank == 0 ? preflight(r, msg) : 0;
+    rc = rank == 0 && !r->opt.no_preflight ? preflight(r, msg) : 0;
     if ((rc = agree(r, rc, msg)) != 0)
         return rc;
     /* From here the file is the run's. A signal from now on is the sweep's to honour, once

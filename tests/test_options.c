@@ -266,12 +266,14 @@ int main(void)
             "tokstorm-results.h5");
     REJECTS("--csv: s is also the --json file", "--url", "http://x", "--json", "s", "--csv", "s");
 
-    /* Interruptions. */
+    /* Interruptions and the preflight. */
     CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x"), 0);
     CHECK_EQ_INT(o.grace_ns, 2000000000);
+    CHECK_EQ_INT(o.no_preflight, 0);
     options_free(&o);
-    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--grace", "0"), 0);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--grace", "0", "--no-preflight"), 0);
     CHECK_EQ_INT(o.grace_ns, 0);
+    CHECK_EQ_INT(o.no_preflight, 1);
     options_free(&o);
     CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--grace", "500ms"), 0);
     CHECK_EQ_INT(o.grace_ns, 500000000);
