@@ -1,8 +1,8 @@
 /* h5out.c: creates the results file and writes one group per level: its summary
  * attributes, the per-request compound dataset (extended piece by piece as rows arrive from
  * the gather), the event times of --record-tokens, histograms, time series. The root group
- * is h5out_run.c's. With it, the only user of hdf5.h; it knows nothing of MPI or the
- * network.
+ * is h5out_run.c's; where the file is made and how a failed write is kept, h5out_file.c's.
+ * With them, the only user of hdf5.h; it knows nothing of MPI or the network.
  *
  * What is on disk stays readable whatever happens later. A level is written into an
  * anonymous group, flushed, and only then linked into the root (and its /summary row added,
@@ -15,8 +15,6 @@
 
 #include "h5out_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,87 +51,6 @@ static hid_t make_row_type(void)
     return t;
 }
 
-/* H5Ewalk2: the system's message of a failed read or write ("error message = '...'" in the
- * file driver's description), else the innermost description. */
-static herr_t find_reason(unsigned n, const H5E_error2_t *e, void *ctx)
-{
-    char *reason = ctx;
-    const char *desc = e->desc ? e->desc : "";
-    const char *sys = strstr(desc, "error message = '");
-    if (sys != NULL) {
-        sys += strlen("error message = '");
-        snprintf(reason, 256, "%.*s", (int)strcspn(sys, "'"), sys);
-        return 1; /* the best there is: stop walking */
-    }
-    if (n == 0 || reason[0] == '\0')
-        snprintf(reason, 256, "%s", desc);
-    return 0;
-}
-
-/* HDF5 calls this when one of its API calls fails, before any later call clears the error
- * stack: the reason is kept for the message h5out_fail composes. */
-static herr_t on_h5_error(hid_t stack, void *ctx)
-{
-    char *reason = ctx;
-    reason[0] = '\0';
-    H5Ewalk2(stack, H5E_WALK_UPWARD, find_reason, reason);
-    return 0;
-}
-
-int h5out_fail(struct ts_h5out *h, char *msg, size_t len, const char *what)
-{
-    if (!h->failed) {
-        h->failed = 1;
-        if (h->reason[0] != '\0')
-            snprintf(h->error, sizeof h->error, "results file %.500s: %.100s: %.255s", h->path,
-                     what, h->reason);
-        else
-            snprintf(h->error, sizeof h->error, "results file %.500s: %.100s", h->path, what);
-    }
-    return h5out_refuse(h, msg, len);
-}
-
-int h5out_refuse(const struct ts_h5out *h, char *msg, size_t len)
-{
-    snprintf(msg, len, "%s", h->error);
-    return TS_H5_ERR_IO;
-}
-
-int h5out_failed(const struct ts_h5out *h)
-{
-    return h != NULL && h->failed;
-}
-
-/* Creates path exclusively (O_EXCL), so that a file that appears meanwhile is not taken over;
- * with force, a file already there is left alone and one beside it (PATH.<pid>.tmp) is
- * made instead. Returns 0 with h->made set, or an error with msg. */
-static int claim_path(struct ts_h5out *h, const char *path, int force, char *msg, size_t len)
-{
-    int exists = access(path, F_OK) == 0;
-    if (exists && !force) {
-        snprintf(msg, len, "--out: %s exists (use --force to overwrite it)", path);
-        return TS_H5_ERR_EXISTS;
-    }
-    if (exists)
-        snprintf(h->made, sizeof h->made, "%s.%ld.tmp", path, (long)getpid());
-    else
-        snprintf(h->made, sizeof h->made, "%s", path);
-    int fd = open(h->made, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        int e = errno;
-        if (e == EEXIST && !exists)
-            snprintf(msg, len, "--out: %s exists (use --force to overwrite it)", path);
-        else
-            snprintf(msg, len, "--out: cannot create %s: %s", h->made, strerror(e));
-        h->made[0] = '\0';
-        return e == EEXIST && !exists ? TS_H5_ERR_EXISTS : TS_H5_ERR_IO;
-    }
-    close(fd);
-    /* An existing file is replaced only at h5out_commit; a new one is in place already. */
-    h->committed = !exists;
-    return 0;
-}
-
 int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, size_t msg_len)
 {
     *out = NULL;
@@ -145,13 +62,13 @@ int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, 
     snprintf(h->path, sizeof h->path, "%s", path);
     h->file = h->group = h->requests = h->offsets = h->events = h->summary = -1;
     h->row_type = h->summary_type = -1;
-    int rc = claim_path(h, path, force, msg, msg_len);
+    int rc = h5out_claim_path(h, path, force, msg, msg_len);
     if (rc != 0) {
         free(h);
         return rc;
     }
     /* Errors are reported once, by us, with the reason HDF5 gave. */
-    H5Eset_auto2(H5E_DEFAULT, on_h5_error, h->reason);
+    H5Eset_auto2(H5E_DEFAULT, h5out_on_error, h->reason);
     h->file = H5Fcreate(h->made, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     h->row_type = make_row_type();
     h->summary_type = h5out_summary_type();
@@ -168,32 +85,6 @@ int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, 
     }
     *out = h;
     return 0;
-}
-
-int h5out_commit(struct ts_h5out *h, char *msg, size_t msg_len)
-{
-    if (h == NULL || h->committed)
-        return 0;
-    /* The descriptor HDF5 holds follows the file through the rename. */
-    if (rename(h->made, h->path) != 0) {
-        snprintf(msg, msg_len, "--out: cannot replace %s: %s", h->path, strerror(errno));
-        return TS_H5_ERR_IO;
-    }
-    snprintf(h->made, sizeof h->made, "%s", h->path);
-    h->committed = 1;
-    return 0;
-}
-
-void h5out_discard(struct ts_h5out *h)
-{
-    if (h == NULL)
-        return;
-    char made[sizeof h->made];
-    snprintf(made, sizeof made, "%s", h->made);
-    h->failed = 1; /* nothing is worth writing on the way out */
-    h5out_close(h, NULL, 0);
-    if (made[0] != '\0')
-        unlink(made);
 }
 
 int h5_attr_write(hid_t obj, const char *name, hid_t type, hid_t space, const void *value)
@@ -488,9 +379,9 @@ int h5out_level_events(struct ts_h5out *h, uint64_t pos, const double *t_s, size
     return 0;
 }
 
-/* Closes the open level's datasets and group (those that are open). */
-/* Returns 0, or -1 when closing one failed: closing a dataset writes the chunks still in
- * its cache, and a chunk that could not be written must not go unnoticed. */
+/* Closes the open level's datasets (those that are open). Returns 0, or -1 when closing one
+ * failed: closing a dataset writes the chunks still in its cache, and a chunk that could not
+ * be written must not go unnoticed. */
 static int close_datasets(struct ts_h5out *h)
 {
     int rc = 0;
@@ -503,6 +394,7 @@ static int close_datasets(struct ts_h5out *h)
     return rc;
 }
 
+/* And the group: returns 0 or -1 as close_datasets. */
 static int close_level(struct ts_h5out *h)
 {
     int rc = close_datasets(h);
