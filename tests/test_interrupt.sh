@@ -128,7 +128,8 @@ check "SIGINT to mpirun: levels 2 and 4 complete, 64 cut short, in the file" \
 check "SIGINT to mpirun: file closed 4 s + grace + at most 2 s after (took $written_ms ms)" \
   test "$written_ms" -le 8000 -a "$written_ms" -ge 4000
 
-# 2. SIGTERM to rank 1 only: both ranks stop the level at the same point and exit 143.
+# 2. SIGTERM to rank 1 only: both ranks stop the level at the same point and exit 143: within
+# about 1 s (the next reduction) + 2 s (grace) + the write and MPI's tear-down.
 start_run term "${SWEEP[@]}" --out "$WORK/term.h5"
 wait_for '^ +4 \|'
 sleep 1
@@ -136,15 +137,15 @@ mark
 kill -TERM "$(rank_pid 1)"
 finish_run
 check "SIGTERM to rank 1: both ranks exit 143" all_ranks_exit 143
-check "SIGTERM to rank 1: done within grace + 2.5 s (took $ELAPSED_MS ms)" \
-  test "$ELAPSED_MS" -le 4500
+check "SIGTERM to rank 1: done within grace + 3 s (took $ELAPSED_MS ms)" \
+  test "$ELAPSED_MS" -le 5000
 check "SIGTERM to rank 1: one line on stderr, from rank 0" sh -c \
   "[ \"\$(wc -l <'$WORK/term.stderr')\" = 1 ] && grep -q '^tokstorm: interrupted by SIGTERM: 2 finished levels' '$WORK/term.stderr'"
 check "SIGTERM to rank 1: levels 2 and 4 complete, 64 cut short" \
   file_check "$WORK/term.h5" level_2:1,level_4:1,level_64:0
 
 # 3. SIGINT to rank 0 between levels, while it opens the next level's connections (2 per
-# second): no rank starts the level, both exit 130 at once.
+# second): no rank starts the level, both exit 130 within about 1 s (the next reduction).
 start_run between --url "$MOCK_URL" --levels 2,16 --max-tokens 20 --connect-rate 2 \
   --out "$WORK/between.h5"
 wait_for '^ +2 \|'
@@ -153,7 +154,7 @@ mark
 kill -INT "$(rank_pid 0)"
 finish_run
 check "SIGINT between levels: both ranks exit 130" all_ranks_exit 130
-check "SIGINT between levels: within 1.5 s (took $ELAPSED_MS ms)" test "$ELAPSED_MS" -le 1500
+check "SIGINT between levels: within 2 s (took $ELAPSED_MS ms)" test "$ELAPSED_MS" -le 2000
 check "SIGINT between levels: the next level never began" \
   sh -c "! grep -Eq '^ +16 \\|' '$WORK/between.stdout'"
 check "SIGINT between levels: the first level alone, complete" \
