@@ -1,13 +1,20 @@
 /* h5out.c: creates the results file and writes one group per level: its summary
  * attributes, the per-request compound dataset (extended piece by piece as rows arrive from
  * the gather), the event times of --record-tokens, histograms, time series. The root group
- * is h5out_run.c's. With it, the only user of hdf5.h; it knows nothing of MPI or the
- * network. */
+ * is h5out_run.c's; where the file is made and how a failed write is kept, h5out_file.c's.
+ * With them, the only user of hdf5.h; it knows nothing of MPI or the network.
+ *
+ * What is on disk stays readable whatever happens later. A level is written into an
+ * anonymous group, flushed, and only then linked into the root (and its /summary row added,
+ * and flushed again): a run killed while a level is being written, or a disk that fills up
+ * then, leaves the root as the previous flush left it, and the half-written group unreachable.
+ * Between levels nothing is written at all, so a process killed during a level leaves the file
+ * exactly as the last flush made it. After a failed write nothing more is written: HDF5's
+ * state after an I/O error is not to be trusted to describe the file. */
 #include "tokstorm/h5out.h"
 
 #include "h5out_internal.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,61 +53,37 @@ static hid_t make_row_type(void)
     return t;
 }
 
-int h5out_fail(char *msg, size_t len, const char *path, const char *what)
-{
-    snprintf(msg, len, "results file %s: %s", path, what);
-    return TS_H5_ERR_IO;
-}
-
-int h5out_probe(const char *path, int force, char *msg, size_t msg_len)
-{
-    int existed = access(path, F_OK) == 0;
-    if (existed && !force) {
-        snprintf(msg, msg_len, "--out: %s exists (use --force to overwrite it)", path);
-        return TS_H5_ERR_EXISTS;
-    }
-    /* Opening for append neither truncates an existing file nor needs it to exist. */
-    FILE *f = fopen(path, "a");
-    if (f == NULL) {
-        snprintf(msg, msg_len, "--out: cannot create %s: %s", path, strerror(errno));
-        return TS_H5_ERR_IO;
-    }
-    fclose(f);
-    if (!existed)
-        unlink(path);
-    return 0;
-}
-
 int h5out_create(struct ts_h5out **out, const char *path, int force, char *msg, size_t msg_len)
 {
     *out = NULL;
-    if (!force && access(path, F_OK) == 0) {
-        snprintf(msg, msg_len, "--out: %s exists (use --force to overwrite it)", path);
-        return TS_H5_ERR_EXISTS;
-    }
-    /* Try a plain create first so that the message names the system's reason (no such
-     * directory, permission denied) instead of HDF5's error stack. */
-    FILE *probe = fopen(path, force ? "w" : "wx");
-    if (probe == NULL) {
-        snprintf(msg, msg_len, "--out: cannot create %s: %s", path, strerror(errno));
-        return errno == EEXIST ? TS_H5_ERR_EXISTS : TS_H5_ERR_IO;
-    }
-    fclose(probe);
     struct ts_h5out *h = calloc(1, sizeof *h);
-    if (h == NULL)
-        return h5out_fail(msg, msg_len, path, "out of memory");
+    if (h == NULL) {
+        snprintf(msg, msg_len, "--out: out of memory");
+        return TS_H5_ERR_IO;
+    }
     snprintf(h->path, sizeof h->path, "%s", path);
-    h->group = h->requests = h->offsets = h->events = h->summary = -1;
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* errors are reported once, by us */
-    h->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    h->file = h->group = h->requests = h->offsets = h->events = h->summary = -1;
+    h->row_type = h->summary_type = -1;
+    int rc = h5out_claim_path(h, path, force, msg, msg_len);
+    if (rc != 0) {
+        free(h);
+        return rc;
+    }
+    /* Errors are reported once, by us, with the reason HDF5 gave. */
+    H5Eset_auto2(H5E_DEFAULT, h5out_on_error, h->reason);
+    h->file = H5Fcreate(h->made, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     h->row_type = make_row_type();
     h->summary_type = h5out_summary_type();
     /* Empty until the first level ends, so a file without one still has the table. */
     if (h->file >= 0 && h->summary_type >= 0)
         h->summary = h5_extendible(h->file, "summary", h->summary_type, 64);
-    if (h->file < 0 || h->row_type < 0 || h->summary < 0) {
-        h5out_close(h);
-        return h5out_fail(msg, msg_len, path, "HDF5 cannot create it");
+    /* On disk now: a directory that takes the name but not the data shows here. */
+    if (h->file < 0 || h->row_type < 0 || h->summary < 0 ||
+        H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0) {
+        snprintf(msg, msg_len, "--out: cannot create %s: %s", h->made,
+                 h->reason[0] ? h->reason : "HDF5 cannot create it");
+        h5out_discard(h);
+        return TS_H5_ERR_IO;
     }
     *out = h;
     return 0;
@@ -224,12 +207,14 @@ int h5out_level_timeseries(struct ts_h5out *h, double bin_s, const uint64_t *tok
                            const uint64_t *ok, const uint64_t *err, size_t n, char *msg,
                            size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     struct bin {
         double t_s;
         uint64_t tokens, ok, err;
     } *bins = malloc((n + 1) * sizeof *bins);
     if (bins == NULL)
-        return h5out_fail(msg, msg_len, h->path, "out of memory writing the time series");
+        return h5out_fail(h, msg, msg_len, "out of memory writing the time series");
     for (size_t i = 0; i < n; i++)
         bins[i] = (struct bin){(double)i * bin_s, tokens[i], ok[i], err[i]};
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *bins);
@@ -246,18 +231,20 @@ int h5out_level_timeseries(struct ts_h5out *h, double bin_s, const uint64_t *tok
     }
     H5Tclose(t);
     free(bins);
-    return rc ? h5out_fail(msg, msg_len, h->path, "cannot write the time series") : 0;
+    return rc ? h5out_fail(h, msg, msg_len, "cannot write the time series") : 0;
 }
 
 int h5out_level_hist(struct ts_h5out *h, const char *name, const struct ts_hist *hist,
                      const struct ts_hist_extremes *x, char *msg, size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     struct bucket {
         int64_t lo_ns, hi_ns;
         uint64_t count;
     } *b = malloc(TS_HIST_BUCKETS * sizeof *b);
     if (b == NULL)
-        return h5out_fail(msg, msg_len, h->path, "out of memory writing a histogram");
+        return h5out_fail(h, msg, msg_len, "out of memory writing a histogram");
     size_t n = 0;
     for (int i = 0; i < TS_HIST_BUCKETS; i++)
         if (hist->buckets[i]) {
@@ -284,12 +271,14 @@ int h5out_level_hist(struct ts_h5out *h, const char *name, const struct ts_hist 
     }
     H5Tclose(t);
     free(b);
-    return rc ? h5out_fail(msg, msg_len, h->path, "cannot write a histogram") : 0;
+    return rc ? h5out_fail(h, msg, msg_len, "cannot write a histogram") : 0;
 }
 
 int h5out_level_clock(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
                       size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *ranks);
     H5Tinsert(t, "rank", offsetof(struct ts_rank_info, rank), H5T_NATIVE_INT32);
     H5Tinsert(t, "offset_ns", offsetof(struct ts_rank_info, clock_offset_ns), H5T_NATIVE_INT64);
@@ -297,12 +286,14 @@ int h5out_level_clock(struct ts_h5out *h, const struct ts_rank_info *ranks, size
               H5T_NATIVE_INT64);
     int rc = h5_write_table(h->group, "clock", t, ranks, n);
     H5Tclose(t);
-    return rc ? h5out_fail(msg, msg_len, h->path, "cannot write the clock table") : 0;
+    return rc ? h5out_fail(h, msg, msg_len, "cannot write the clock table") : 0;
 }
 
 int h5out_level_loads(struct ts_h5out *h, const struct ts_rank_load *loads, size_t n, char *msg,
                       size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *loads);
     H5Tinsert(t, "rank", offsetof(struct ts_rank_load, rank), H5T_NATIVE_INT32);
     H5Tinsert(t, "busy_fraction", offsetof(struct ts_rank_load, busy_fraction), H5T_NATIVE_DOUBLE);
@@ -311,19 +302,23 @@ int h5out_level_loads(struct ts_h5out *h, const struct ts_rank_load *loads, size
     H5Tinsert(t, "max_rss_mib", offsetof(struct ts_rank_load, max_rss_mib), H5T_NATIVE_DOUBLE);
     int rc = h5_write_table(h->group, "rank_load", t, loads, n);
     H5Tclose(t);
-    return rc ? h5out_fail(msg, msg_len, h->path, "cannot write the rank load table") : 0;
+    return rc ? h5out_fail(h, msg, msg_len, "cannot write the rank load table") : 0;
 }
 
 int h5out_level_begin(struct ts_h5out *h, const char *name, int record_events, char *msg,
                       size_t msg_len)
 {
-    h->group = H5Gcreate2(h->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
+    /* Anonymous until h5out_level_end links it in, whole and flushed. */
+    snprintf(h->level_name, sizeof h->level_name, "%s", name);
+    h->group = H5Gcreate_anon(h->file, H5P_DEFAULT, H5P_DEFAULT);
     if (h->group < 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot create a level group");
+        return h5out_fail(h, msg, msg_len, "cannot create a level group");
     h->requests = h5_extendible(h->group, "requests", h->row_type, 4096);
     h->rows = 0;
     if (h->requests < 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot create the requests dataset");
+        return h5out_fail(h, msg, msg_len, "cannot create the requests dataset");
     h->events_before = 0;
     if (!record_events)
         return 0;
@@ -331,27 +326,29 @@ int h5out_level_begin(struct ts_h5out *h, const char *name, int record_events, c
     int64_t zero = 0;
     h->offsets = h5_extendible(h->group, "event_offsets", H5T_NATIVE_INT64, 16384);
     if (h->offsets < 0 || h5_append(h->offsets, H5T_NATIVE_INT64, 0, &zero, 1) != 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot create the event_offsets dataset");
+        return h5out_fail(h, msg, msg_len, "cannot create the event_offsets dataset");
     return 0;
 }
 
 int h5out_level_rows(struct ts_h5out *h, const struct ts_row *rows, size_t n, char *msg,
                      size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     if (n == 0)
         return 0;
     if (h5_append(h->requests, h->row_type, h->rows, rows, n) != 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot write requests");
+        return h5out_fail(h, msg, msg_len, "cannot write requests");
     if (h->offsets >= 0) {
         int64_t *ends = malloc(n * sizeof *ends);
         if (ends == NULL)
-            return h5out_fail(msg, msg_len, h->path, "out of memory writing event offsets");
+            return h5out_fail(h, msg, msg_len, "out of memory writing event offsets");
         for (size_t i = 0; i < n; i++)
             ends[i] = h->events_before += rows[i].recorded_events;
         int rc = h5_append(h->offsets, H5T_NATIVE_INT64, h->rows + 1, ends, n);
         free(ends);
         if (rc != 0)
-            return h5out_fail(msg, msg_len, h->path, "cannot write event offsets");
+            return h5out_fail(h, msg, msg_len, "cannot write event offsets");
     }
     h->rows += n;
     return 0;
@@ -359,6 +356,8 @@ int h5out_level_rows(struct ts_h5out *h, const struct ts_row *rows, size_t n, ch
 
 int h5out_level_events_begin(struct ts_h5out *h, uint64_t total, char *msg, size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     /* Its size is known before the first time arrives; the pieces then land in place. */
     hsize_t dims[1] = {total}, maxdims[1] = {H5S_UNLIMITED};
     hid_t space = H5Screate_simple(1, dims, maxdims);
@@ -368,30 +367,43 @@ int h5out_level_events_begin(struct ts_h5out *h, uint64_t total, char *msg, size
     H5Pclose(dcpl);
     H5Sclose(space);
     if (h->events < 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot create the event_time_s dataset");
+        return h5out_fail(h, msg, msg_len, "cannot create the event_time_s dataset");
     return 0;
 }
 
 int h5out_level_events(struct ts_h5out *h, uint64_t pos, const double *t_s, size_t n, char *msg,
                        size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     if (n > 0 && write_at(h->events, H5T_NATIVE_DOUBLE, pos, t_s, n) != 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot write event times");
+        return h5out_fail(h, msg, msg_len, "cannot write event times");
     return 0;
 }
 
-/* Closes the open level's datasets and group (those that are open). */
-static void close_level(struct ts_h5out *h)
+/* Closes the open level's datasets (those that are open). Returns 0, or -1 when closing one
+ * failed: closing a dataset writes the chunks still in its cache, and a chunk that could not
+ * be written must not go unnoticed. */
+static int close_datasets(struct ts_h5out *h)
 {
+    int rc = 0;
     hid_t *open[] = {&h->requests, &h->offsets, &h->events};
     for (size_t i = 0; i < sizeof open / sizeof *open; i++)
         if (*open[i] >= 0) {
-            H5Dclose(*open[i]);
+            rc |= H5Dclose(*open[i]) < 0 ? -1 : 0;
             *open[i] = -1;
         }
+    return rc;
+}
+
+/* And the group: returns 0 or -1 as close_datasets. */
+static int close_level(struct ts_h5out *h)
+{
+    int rc = close_datasets(h);
     if (h->group >= 0)
-        H5Gclose(h->group);
+        rc |= H5Gclose(h->group) < 0 ? -1 : 0;
     h->group = -1;
+    return rc;
 }
 
 /* <m>_p50_ms, <m>_p90_ms, ... <m>_max_ms and <m>_count for one distribution. */
@@ -415,6 +427,8 @@ static int attr_dist(hid_t g, const char *m, const struct ts_dist *d)
 int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s,
                     const struct ts_summary_row *row, char *msg, size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     hid_t g = h->group;
     int bad = 0, complete = row->complete;
     bad |= h5_attr_i64(g, "concurrency", s->concurrency);
@@ -455,28 +469,38 @@ int h5out_level_end(struct ts_h5out *h, const struct ts_level_summary *s,
     bad |= attr_dist(g, "ttft_error", &s->ttft_error);
     bad |= attr_dist(g, "itl_error", &s->itl_error);
     bad |= attr_dist(g, "ttft_answer", &s->ttft_answer);
-    close_level(h);
-    /* The summary row goes with the level: on disk at the same flush. */
-    bad |= h5out_summary_append(h, row);
+    /* The level, whole, on disk before anything reachable points at it. */
+    bad |= close_datasets(h);
     if (bad || H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot write the level summary");
+        return h5out_fail(h, msg, msg_len, "cannot write the level");
+    /* Then the link and the summary row: a few hundred bytes, on disk at the same flush. */
+    if (H5Olink(g, h->file, h->level_name, H5P_DEFAULT, H5P_DEFAULT) < 0 || close_level(h) != 0 ||
+        h5out_summary_append(h, row) != 0 || H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0)
+        return h5out_fail(h, msg, msg_len, "cannot add the level to the file");
     return 0;
 }
 
-int h5out_close(struct ts_h5out *h)
+int h5out_close(struct ts_h5out *h, char *msg, size_t msg_len)
 {
     if (h == NULL)
         return 0;
-    int rc = 0;
-    close_level(h);
+    int failed_before = h->failed, bad = 0;
+    bad |= close_level(h); /* a level that never reached h5out_level_end stays unreachable */
     if (h->summary >= 0)
-        H5Dclose(h->summary);
+        bad |= H5Dclose(h->summary) < 0;
     if (h->summary_type >= 0)
         H5Tclose(h->summary_type);
     if (h->row_type >= 0)
         H5Tclose(h->row_type);
-    if (h->file >= 0 && H5Fclose(h->file) < 0)
+    if (h->file >= 0)
+        bad |= H5Fclose(h->file) < 0;
+    int rc = 0;
+    /* A failure reported before is not reported again. */
+    if (bad && !failed_before && msg != NULL)
+        rc = h5out_fail(h, msg, msg_len, "cannot close it");
+    else if (bad && !failed_before)
         rc = TS_H5_ERR_IO;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* its reason buffer goes with h */
     free(h);
     return rc;
 }

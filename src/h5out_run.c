@@ -34,6 +34,8 @@ static int attr_str_array(hid_t obj, const char *name, const char *const *v, siz
 
 int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *i, char *msg, size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     hid_t r = h->file;
     int bad = 0;
     bad |= h5_attr_i64(r, "schema_version", TS_H5_SCHEMA_VERSION);
@@ -83,13 +85,15 @@ int h5out_write_run(struct ts_h5out *h, const struct ts_run_info *i, char *msg, 
     bad |= h5_attr_str(r, "slurm_nodelist", i->slurm_nodelist);
     bad |= h5_attr_str(r, "slurm_tasks_per_node", i->slurm_tasks_per_node);
     if (bad || H5Fflush(r, H5F_SCOPE_GLOBAL) < 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot write the run attributes");
+        return h5out_fail(h, msg, msg_len, "cannot write the run attributes");
     return 0;
 }
 
 int h5out_write_ranks(struct ts_h5out *h, const struct ts_rank_info *ranks, size_t n, char *msg,
                       size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     hid_t host = h5_fixed_string(sizeof ranks->host), addr = h5_fixed_string(sizeof ranks->address);
     hid_t t = H5Tcreate(H5T_COMPOUND, sizeof *ranks);
     H5Tinsert(t, "rank", offsetof(struct ts_rank_info, rank), H5T_NATIVE_INT32);
@@ -104,13 +108,15 @@ int h5out_write_ranks(struct ts_h5out *h, const struct ts_rank_info *ranks, size
     H5Tclose(host);
     H5Tclose(addr);
     if (rc != 0 || H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot write the ranks table");
+        return h5out_fail(h, msg, msg_len, "cannot write the ranks table");
     return 0;
 }
 
 int h5out_write_saturation(struct ts_h5out *h, const struct ts_saturation_point *p,
                            const char *stop_reason, char *msg, size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     hid_t r = h->file;
     int bad = 0;
     bad |= h5_attr_f64(r, "saturation_peak_tok_s", p->peak_tok_s);
@@ -120,15 +126,17 @@ int h5out_write_saturation(struct ts_h5out *h, const struct ts_saturation_point 
     bad |= h5_attr_f64(r, "saturation_slo_goodput_req_s", p->slo_goodput_req_s);
     bad |= h5_attr_str(r, "saturation_stop_reason", stop_reason);
     if (bad || H5Fflush(r, H5F_SCOPE_GLOBAL) < 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot write the saturation point");
+        return h5out_fail(h, msg, msg_len, "cannot write the saturation point");
     return 0;
 }
 
 int h5out_write_end(struct ts_h5out *h, const char *end_utc, char *msg, size_t msg_len)
 {
+    if (h->failed)
+        return h5out_refuse(h, msg, msg_len);
     if (h5_attr_str(h->file, "end_time_utc", end_utc) != 0 ||
         H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0)
-        return h5out_fail(msg, msg_len, h->path, "cannot write the end time");
+        return h5out_fail(h, msg, msg_len, "cannot write the end time");
     return 0;
 }
 

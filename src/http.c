@@ -79,6 +79,7 @@ struct ts_http {
     /* The running run's periodic hook (NULL: none), and when it is next due. */
     const struct ts_http_tick *tick;
     int64_t tick_due_ns;
+    int stopping; /* http_stop was called: the running run starts nothing more */
 };
 
 /* CURLMOPT_SOCKETFUNCTION: keep epoll's interest set equal to what libcurl asks for. The
@@ -509,7 +510,7 @@ static int start_next(struct ts_http *h, struct slot *sl, int64_t now_ns)
 {
     const char *body;
     size_t body_len;
-    if (!h->driver->next(h->driver->ctx, sl->stream, now_ns, &body, &body_len))
+    if (h->stopping || !h->driver->next(h->driver->ctx, sl->stream, now_ns, &body, &body_len))
         return 0;
     if (launch(h, sl, body, body_len) != 0) {
         h->driver->done(h->driver->ctx, sl->stream, &sl->xfer, TS_TRANSPORT_CONNECT, ADD_FAILED,
@@ -806,6 +807,7 @@ int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *
     if (check_streams(h, n_streams, msg, msg_len) != 0)
         return TS_HTTP_ERR_LOOP;
     h->driver = driver;
+    h->stopping = 0;
     int64_t now = clock_now_ns();
     h->blocked_ns = 0;
     /* Streams start a batch at a time, with a look at the sockets between batches: libcurl
@@ -832,7 +834,7 @@ int http_run(struct ts_http *h, int64_t n_streams, const struct ts_http_driver *
 static void start_due(struct ts_http *h)
 {
     const struct ts_http_open_driver *d = h->open;
-    for (;;) {
+    while (!h->stopping) {
         int64_t now = clock_now_ns(), due = d->next_due(d->ctx);
         if (due > now || h->n_free == 0)
             return;
@@ -854,6 +856,7 @@ int http_run_open(struct ts_http *h, int64_t n_slots, const struct ts_http_open_
     if (check_streams(h, n_slots, msg, msg_len) != 0)
         return TS_HTTP_ERR_LOOP;
     h->open = driver;
+    h->stopping = 0;
     h->timer_armed_ns = -1;
     h->n_free = 0;
     h->blocked_until_ns = 0;
@@ -867,7 +870,7 @@ int http_run_open(struct ts_http *h, int64_t n_slots, const struct ts_http_open_
     int rc = 0;
     for (;;) {
         start_due(h);
-        int64_t due = driver->next_due(driver->ctx);
+        int64_t due = h->stopping ? INT64_MAX : driver->next_due(driver->ctx);
         if ((due == INT64_MAX && h->in_flight == 0) || rc != 0)
             break;
         /* Sleep until the next arrival only if a slot is free for it. */
@@ -905,12 +908,13 @@ static size_t probe_body(char *buf, size_t size, size_t n, void *userp)
     return CURL_WRITEFUNC_PAUSE;
 }
 
-int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_url, char *msg,
-                        size_t msg_len)
+int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_url,
+                        const struct ts_http_tick *tick, char *msg, size_t msg_len)
 {
     if (check_streams(h, n_streams, msg, msg_len) != 0)
         return TS_HTTP_ERR_LOOP;
     h->driver = NULL;
+    h->stopping = 0;
     h->timer_armed_ns = -1;
     h->probes_answered = 0;
     h->probes_reused = 0;
@@ -924,7 +928,8 @@ int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_
     int64_t pace_ms = rate > 0 ? (int64_t)((double)n_streams * 1000.0 / rate) : 0;
     long probe_timeout_ms = (long)(h->cfg.timeout_ns / 1000000 + pace_ms);
     int rc = 0;
-    while (rc == 0 && (started < n_streams || h->in_flight > 0)) {
+    tick_start(h, tick, began);
+    while (rc == 0 && !h->stopping && (started < n_streams || h->in_flight > 0)) {
         int64_t allowed = n_streams;
         if (rate > 0)
             allowed =
@@ -957,6 +962,7 @@ int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_
             wake_ns = began + (int64_t)((double)(started - h->probes_reused) * 1e9 / rate) + 1;
         rc = loop_step(h, wake_ns, msg, msg_len);
     }
+    h->tick = NULL;
     for (int64_t s = 0; s < n_streams; s++) {
         struct slot *sl = h->slots[s];
         curl_easy_setopt(sl->easy, CURLOPT_URL, h->url);
@@ -975,6 +981,32 @@ int64_t http_live_events(const struct ts_http *h)
         if (h->slots[i]->busy)
             n += h->slots[i]->xfer.content_events;
     return n;
+}
+
+void http_stop(struct ts_http *h, const char *why)
+{
+    h->stopping = 1;
+    int64_t now = clock_now_ns();
+    for (int64_t i = 0; i < h->n_slots; i++) {
+        struct slot *sl = h->slots[i];
+        if (!sl->busy)
+            continue;
+        /* From a tick, outside libcurl's callbacks, so the handle may go; the unfinished
+         * transfer's connection is closed with it, never reused. */
+        curl_multi_remove_handle(h->multi, sl->easy);
+        sl->busy = 0;
+        h->in_flight--;
+        if (h->open != NULL) {
+            h->open->done(h->open->ctx, sl->stream, &sl->xfer, TS_TRANSPORT_CANCELLED, why, now);
+            h->free_slots[h->n_free++] = sl->stream;
+        } else if (h->driver != NULL) {
+            h->driver->done(h->driver->ctx, sl->stream, &sl->xfer, TS_TRANSPORT_CANCELLED, why,
+                            now);
+        } else {
+            sl->probe_held = 0; /* a preconnect probe: nothing to report */
+        }
+    }
+    h->probes_held = 0;
 }
 
 int64_t http_take_port_exhaustion(struct ts_http *h)

@@ -64,6 +64,7 @@ int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t or
     events_clear(&l->events);
     timeline_reset(&l->timeline);
     l->rows_lost = 0;
+    l->stopped = 0;
     return 0;
 }
 
@@ -88,9 +89,11 @@ int level_next(struct ts_level *l, int64_t s, int64_t now_ns, struct ts_level_re
     int64_t i = l->issued[s];
     if (i < 0)
         return 0; /* finished before */
-    if ((p->requests_per_stream > 0 && i - p->warmup >= p->requests_per_stream) ||
-        (p->duration_ns > 0 && now_ns - l->start_ns >= p->duration_ns)) {
+    int done = (p->requests_per_stream > 0 && i - p->warmup >= p->requests_per_stream) ||
+               (p->duration_ns > 0 && now_ns - l->start_ns >= p->duration_ns);
+    if (done || l->stopped) {
         l->issued[s] = -1;
+        l->stats->c.cut_off += done ? 0 : 1;
         stream_finished(l, now_ns);
         return 0;
     }
@@ -117,10 +120,21 @@ void level_mark_start(struct ts_level *l, int64_t now_ns)
     l->extremes.rank_start_min_ns = l->extremes.rank_start_max_ns = level_common_ns(l, now_ns);
 }
 
+void level_stop(struct ts_level *l)
+{
+    if (l->stopped)
+        return;
+    /* Closed loop: each stream is counted when it next asks (level_next). */
+    if (l->plan.open_loop && level_next_due(l) != INT64_MAX)
+        l->stats->c.cut_off++;
+    l->stopped = 1;
+}
+
 int64_t level_next_due(const struct ts_level *l)
 {
     const struct ts_level_plan *p = &l->plan;
-    if (p->rate_per_s <= 0 || (p->open_requests > 0 && l->taken >= p->open_requests) ||
+    if (l->stopped || p->rate_per_s <= 0 ||
+        (p->open_requests > 0 && l->taken >= p->open_requests) ||
         (p->duration_ns > 0 && l->schedule.next_ns >= p->duration_ns))
         return INT64_MAX;
     return l->start_ns + l->schedule.next_ns;

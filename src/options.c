@@ -69,6 +69,8 @@ enum {
     OPT_MIN_TOKENS,
     OPT_STOP,
     OPT_EXTRA_BODY,
+    OPT_GRACE,
+    OPT_NO_PREFLIGHT,
 };
 
 static const struct option long_options[] = {
@@ -132,6 +134,8 @@ static const struct option long_options[] = {
     {"header", required_argument, NULL, 'H'},
     {"insecure", no_argument, NULL, OPT_INSECURE},
     {"cacert", required_argument, NULL, OPT_CACERT},
+    {"grace", required_argument, NULL, OPT_GRACE},
+    {"no-preflight", no_argument, NULL, OPT_NO_PREFLIGHT},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -163,6 +167,9 @@ void options_print_help(FILE *f)
         "  --demo                  start the bundled tokstorm-mock on a free loopback port\n"
         "                          (TTFT 50 ms, 10 ms decode step, batch 64) and sweep it;\n"
         "                          defaults become --levels 1,4,16,64,128,256 --max-tokens 64\n"
+        "  --no-preflight          do not send the one short request that checks the server\n"
+        "                          first: a server that fails every request then shows as a\n"
+        "                          level of errors, not as exit status 3\n"
         "\n"
         "Secrets and transport:\n"
         "  --api-key-env VAR       send \"Authorization: Bearer KEY\" with every request, KEY\n"
@@ -258,6 +265,9 @@ void options_print_help(FILE *f)
         "                          (the wait for the first byte counts; default 0 = off)\n"
         "  --max-event-bytes N     largest SSE event (or line) accepted; a longer one ends\n"
         "                          the request as oversized (default 1048576, 1 MiB)\n"
+        "  --grace TIME            on SIGINT or SIGTERM, how long the level's requests in\n"
+        "                          flight may go on before they are cancelled (default 2s;\n"
+        "                          0 = at once)\n"
         "\n"
         "Output:\n"
         "  -o, --out FILE          HDF5 results file (default tokstorm-results.h5); its layout:\n"
@@ -276,9 +286,11 @@ void options_print_help(FILE *f)
         "  -h, --help, -V, --version\n"
         "\n"
         "TIME takes a unit: ns, us, ms, s, m, h (a bare number is seconds). Counts take k or M.\n"
-        "Exit status: 0 sweep done; 1 run-time failure (e.g. results file write);\n"
-        "2 bad command line or input file (or --model auto finds several models); 3 the\n"
-        "server failed the preflight request (or --model auto's GET /v1/models).\n",
+        "Exit status: 0 sweep done; 1 run-time failure; 2 bad command line, input file or\n"
+        "output path (or --model auto finds several models); 3 the server failed the\n"
+        "preflight request (or --model auto's GET /v1/models); 4 the results file, --json\n"
+        "or --csv could not be written (the levels before are intact); 130, 143 interrupted\n"
+        "by SIGINT, SIGTERM (finished levels, and the one cut short, are in the file).\n",
         f);
 }
 
@@ -850,6 +862,18 @@ static int apply_option(struct ts_options *o, int c, const char *arg, struct see
     case OPT_RECORD_TOKENS:
         o->record_tokens = 1;
         return 0;
+    case OPT_GRACE:
+        /* 0 is a grace too: cancel at once. */
+        if (units_parse_duration_ns(arg, TS_NS_PER_S, &v) != 0 || v < 0 || v > 3600 * TS_NS_PER_S) {
+            snprintf(msg, len, "--grace: '%s' is not a duration from 0 to 1h (e.g. 2s, 500ms)",
+                     arg);
+            return TS_OPT_ERR;
+        }
+        o->grace_ns = v;
+        return 0;
+    case OPT_NO_PREFLIGHT:
+        o->no_preflight = 1;
+        return 0;
     case OPT_PROGRESS:
         for (int m = TS_PROGRESS_AUTO; m <= TS_PROGRESS_OFF; m++)
             if (strcmp(arg, options_progress_name(m)) == 0) {
@@ -921,6 +945,7 @@ int options_parse(struct ts_options *o, int argc, char **argv, char *msg, size_t
     o->groups = 64;
     o->prompts_per_group = 16;
     o->question_len_tokens = 128;
+    o->grace_ns = 2 * TS_NS_PER_S;
     if (set_str(&o->model, "default") || set_str(&o->out_path, "tokstorm-results.h5") ||
         (o->command_line = redact_command_line(argc, argv)) == NULL) {
         snprintf(msg, len, "out of memory");

@@ -141,6 +141,8 @@ static void add_request_and_output(cJSON *j, const struct ts_options *o)
     cJSON_AddBoolToObject(j, "force", o->force);
     cJSON_AddBoolToObject(j, "record-tokens", o->record_tokens);
     cJSON_AddStringToObject(j, "progress", options_progress_name(o->progress));
+    cJSON_AddNumberToObject(j, "grace", (double)o->grace_ns / 1e9);
+    cJSON_AddBoolToObject(j, "no-preflight", o->no_preflight);
     cJSON_AddNumberToObject(j, "verbose", o->verbose);
 }
 

@@ -1,7 +1,7 @@
 /* run.c: a run from argv to exit status: parses and checks input on every rank, agrees on
- * failures with one collective, sends the preflight request, writes the run's description,
- * hands the levels to sweep.c, and tears everything down. With sweep.c, the only file that
- * sees every module. */
+ * failures (and signals) with one collective, creates the results file, sends the preflight
+ * request, writes the run's description, hands the levels to sweep.c, and tears everything
+ * down. With sweep.c, the only file that sees every module. */
 #include "tokstorm/run.h"
 
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include "tokstorm/demo.h"
 #include "tokstorm/h5out.h"
 #include "tokstorm/http.h"
+#include "tokstorm/interrupt.h"
 #include "tokstorm/level.h"
 #include "tokstorm/log.h"
 #include "tokstorm/options.h"
@@ -323,6 +324,8 @@ struct preflight {
     int sent;
     struct ts_row row;
     char message[200];
+    struct ts_http *http;
+    int interrupted; /* a signal to rank 0 stopped it */
 };
 
 static int preflight_next(void *ctx, int64_t s, int64_t now_ns, const char **body, size_t *len)
@@ -345,6 +348,17 @@ static void preflight_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_tran
     struct preflight *p = ctx;
     xfer_finish(x, how, detail, now_ns, x->start_ns, &p->row);
     snprintf(p->message, sizeof p->message, "%s", x->message);
+}
+
+/* A signal to rank 0 need not wait for the preflight's answer. */
+static void preflight_tick(void *ctx, int64_t now_ns)
+{
+    (void)now_ns;
+    struct preflight *p = ctx;
+    if (interrupt_status() != 0 && !p->interrupted) {
+        p->interrupted = 1;
+        http_stop(p->http, "interrupted");
+    }
 }
 
 static int preflight(struct run_ctx *r, char *msg)
@@ -375,15 +389,19 @@ static int preflight(struct run_ctx *r, char *msg)
         .cacert = r->opt.cacert,
     };
     struct preflight p = {.body = body, .body_len = body ? strlen(body) : 0};
-    struct ts_http_driver drv = {&p, preflight_next, preflight_done, NULL};
+    const struct ts_http_tick tick = {&p, preflight_tick, 100 * TS_NS_PER_MS};
+    struct ts_http_driver drv = {&p, preflight_next, preflight_done, &tick};
     struct ts_http *h = NULL;
     int rc = body ? http_new(&h, &cfg, msg, MSG_LEN) : TS_HTTP_ERR_INIT;
+    p.http = h;
     if (rc == 0)
         rc = http_run(h, 1, &drv, msg, MSG_LEN);
     http_free(h);
     free(body);
     if (rc != 0)
         return TS_EXIT_RUNTIME;
+    if (p.interrupted)
+        return interrupt_status();
     if (p.row.error_class == TS_ERR_NONE)
         return 0;
     /* A certificate libcurl could not verify: say what would. */
@@ -402,6 +420,13 @@ static int preflight(struct run_ctx *r, char *msg)
 
 /* ---- set-up and the sweep ---- */
 
+/* collect_agree with this rank's signal folded in: a signalled rank that has nothing worse to
+ * report contributes its exit status (130 or 143), so every rank stops here together. */
+static int agree(const struct run_ctx *r, int rc, const char *msg)
+{
+    return collect_agree(&r->comm, rc != 0 ? rc : interrupt_status(), rc != 0 ? msg : "");
+}
+
 static int setup(struct run_ctx *r, int argc, char **argv)
 {
     char msg[MSG_LEN] = "";
@@ -417,8 +442,8 @@ static int setup(struct run_ctx *r, int argc, char **argv)
         }
         return -1; /* done, successfully */
     }
-    if (collect_agree(&r->comm, rc == 0 ? 0 : TS_EXIT_USAGE, msg) != 0)
-        return TS_EXIT_USAGE;
+    if ((rc = agree(r, rc == 0 ? 0 : TS_EXIT_USAGE, msg)) != 0)
+        return rc;
     log_setup(rank, r->opt.verbose >= 2 ? TS_LOG_DEBUG
                     : r->opt.verbose    ? TS_LOG_INFO
                                         : TS_LOG_WARN);
@@ -433,7 +458,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
             rc = TS_EXIT_USAGE;
         }
     }
-    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+    if ((rc = agree(r, rc, msg)) != 0)
         return rc;
 
     msg[0] = '\0';
@@ -449,24 +474,26 @@ static int setup(struct run_ctx *r, int argc, char **argv)
 
     msg[0] = '\0';
     rc = load_prompts(r, msg);
-    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+    if ((rc = agree(r, rc, msg)) != 0)
         return rc;
 
     int64_t max_local = 0;
     msg[0] = '\0';
     rc = plan_capacity(r, &max_local, msg);
-    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+    if ((rc = agree(r, rc, msg)) != 0)
         return rc;
 
-    /* The results file can be written before the first request is sent; it is created only
-     * once the server has passed the preflight, so a failed start leaves no empty file. */
+    /* The results file is created (and flushed: it can be written) before any request, the
+     * preflight included. Until the preflight has passed it is the run's only provisionally:
+     * a run that ends before then removes it (teardown), and with --force a file it replaces
+     * stays as it was until then (h5out_commit). */
     msg[0] = '\0';
     rc = 0;
-    if (rank == 0 && h5out_probe(r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
+    if (rank == 0 && h5out_create(&r->h5, r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
         rc = TS_EXIT_USAGE;
     if (rank == 0 && rc == 0)
         rc = run_output_probe(r, msg);
-    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+    if ((rc = agree(r, rc, msg)) != 0)
         return rc;
     /* Rank 0 prints the progress; every rank takes part in its reductions, or none does. */
     int64_t progress = rank == 0 ? run_progress_choose(r->opt.progress) : 0;
@@ -476,7 +503,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
         snprintf(msg, sizeof msg,
                  "--demo: the mock listens on rank 0's loopback; run every "
                  "rank on one host (or start tokstorm-mock and give --url)");
-        return collect_agree(&r->comm, TS_EXIT_USAGE, rank == 0 ? msg : "");
+        return agree(r, TS_EXIT_USAGE, rank == 0 ? msg : "");
     }
 
     msg[0] = '\0';
@@ -489,7 +516,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
     } else if (!r->opt.demo) {
         r->url = strdup(r->opt.url);
     }
-    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+    if ((rc = agree(r, rc, msg)) != 0)
         return rc;
     if (r->opt.demo)
         collect_bcast_string(&r->comm, &r->url);
@@ -542,7 +569,7 @@ static int setup(struct run_ctx *r, int argc, char **argv)
         if (r->summaries == NULL || r->table == NULL || r->ranks == NULL || r->loads == NULL)
             rc = TS_EXIT_RUNTIME;
     }
-    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+    if ((rc = agree(r, rc, msg)) != 0)
         return rc;
 
     if (rank == 0 && r->opt.insecure && strncmp(r->url, "https://", 8) == 0)
@@ -550,12 +577,15 @@ static int setup(struct run_ctx *r, int argc, char **argv)
                  "that %s is the server it claims to be",
                  r->url);
     msg[0] = '\0';
-    rc = rank == 0 ? preflight(r, msg) : 0;
-    if ((rc = collect_agree(&r->comm, rc, msg)) != 0)
+    rc = rank == 0 && !r->opt.no_preflight ? preflight(r, msg) : 0;
+    if ((rc = agree(r, rc, msg)) != 0)
         return rc;
+    /* From here the file is the run's. A signal from now on is the sweep's to honour, once
+     * the file describes the run, so that it also gets its end time. */
     msg[0] = '\0';
-    if (rank == 0 && h5out_create(&r->h5, r->opt.out_path, r->opt.force, msg, sizeof msg) != 0)
-        rc = TS_EXIT_RUNTIME;
+    if (rank == 0 && h5out_commit(r->h5, msg, sizeof msg) != 0)
+        rc = TS_EXIT_OUTPUT;
+    r->file_committed = rank == 0 && rc == 0;
     return collect_agree(&r->comm, rc, msg);
 }
 
@@ -599,8 +629,12 @@ static int write_run_info(struct run_ctx *r)
 
 static void teardown(struct run_ctx *r)
 {
-    if (r->comm.rank == 0 && h5out_close(r->h5) != 0)
-        log_error("results file %s: error while closing it", r->opt.out_path);
+    char msg[MSG_LEN];
+    /* A run that ended before its first request leaves no file of its own behind. */
+    if (r->comm.rank == 0 && !r->file_committed)
+        h5out_discard(r->h5);
+    else if (r->comm.rank == 0 && h5out_close(r->h5, msg, sizeof msg) != 0)
+        fprintf(stderr, "tokstorm: %s\n", msg);
     r->h5 = NULL;
     http_free(r->http);
     demo_stop(&r->demo);
@@ -623,6 +657,27 @@ static void teardown(struct run_ctx *r)
     options_free(&r->opt);
 }
 
+/* Rank 0: the one line that says what an interrupted run left. */
+static void report_interruption(const struct run_ctx *r, int status)
+{
+    const char *sig = interrupt_name(status);
+    if (r->comm.rank != 0)
+        return;
+    if (!r->file_committed) {
+        fprintf(stderr, "tokstorm: interrupted by %s before the first request: nothing measured\n",
+                sig);
+    } else {
+        size_t complete = 0;
+        for (size_t i = 0; i < r->n_summaries; i++)
+            complete += r->table[i].complete != 0;
+        fprintf(stderr, "tokstorm: interrupted by %s: %zu finished level%s%s in %s\n", sig,
+                complete, complete == 1 ? "" : "s",
+                r->n_summaries > complete ? " and the one cut short (complete = 0)" : "",
+                r->opt.out_path);
+    }
+    fflush(stderr);
+}
+
 int run(int argc, char **argv, MPI_Comm comm)
 {
     struct run_ctx r;
@@ -630,6 +685,9 @@ int run(int argc, char **argv, MPI_Comm comm)
     r.demo.stdout_fd = -1;
     collect_init(&r.comm, comm);
     log_setup(r.comm.rank, TS_LOG_WARN);
+    /* From here a signal is a request to stop that the ranks agree on (sweep.c). */
+    if (interrupt_install() != 0)
+        fprintf(stderr, "tokstorm[%d]: cannot handle SIGINT and SIGTERM\n", r.comm.rank);
     /* Clock-alignment tests give each rank a clock of its own (see clock.h). */
     const char *test_offset = getenv("TOKSTORM_TEST_CLOCK_OFFSET_NS");
     if (test_offset != NULL)
@@ -650,12 +708,19 @@ int run(int argc, char **argv, MPI_Comm comm)
              * a finished run from one cut short by its levels' complete flags. */
             char msg[MSG_LEN] = "";
             int rc = r.comm.rank == 0 ? run_output_end(&r, msg) : 0;
-            status = collect_agree(&r.comm, status != 0 ? status : rc, status != 0 ? "" : msg);
+            if (rc != 0)
+                fprintf(stderr, "tokstorm: %s\n", msg);
+            /* Every rank exits with the same status: an error, else the signal one got. */
+            int mine = status != 0 ? status : rc;
+            status = collect_agree(&r.comm, mine != 0 ? mine : interrupt_status(), "");
         }
         if (r.comm.rank == 0 && r.summaries)
             report_summary(stdout, r.summaries, r.n_summaries, r.opt.out_path);
     }
+    if (status == TS_EXIT_SIGINT || status == TS_EXIT_SIGTERM)
+        report_interruption(&r, status);
     teardown(&r);
     http_global_cleanup();
+    interrupt_restore();
     return status;
 }

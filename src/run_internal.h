@@ -31,16 +31,34 @@ enum run_progress_mode {
     RUN_PROGRESS_LINES = 2,    /* a line each time (--progress on into a pipe or file) */
 };
 
-/* The live progress of the current level. */
+/* What the periodic reductions of run_progress.c go with. */
+enum run_phase {
+    RUN_PHASE_PREPARE = 0, /* a level's warm-up and preconnect: only a stop request counts */
+    RUN_PHASE_MEASURE = 1, /* its measured run: the progress line's figures too */
+};
+
+/* The periodic reductions of the current phase, and the live progress line they feed. They
+ * run whatever --progress says: they also carry the ranks' stop requests. */
 struct run_progress {
     enum run_progress_mode mode;
-    struct ts_progress_sync sync; /* the reductions in flight */
-    struct ts_http_tick tick;     /* the loop's hook while the level runs */
-    int begun;                    /* this rank's loop began the level */
-    int64_t start_ns;             /* the level's start (local clock) */
-    int64_t due_ns;               /* the next reduction (local clock) */
-    struct ts_progress_line line; /* rank 0 */
-    size_t shown;                 /* rank 0, terminal: length of the line on screen */
+    enum run_phase phase;
+    struct ts_progress_sync sync;    /* the reductions in flight */
+    int begun;                       /* this rank's loop began the level's measured run */
+    int64_t start_ns;                /* the phase's start (local clock) */
+    int64_t due_ns;                  /* the next reduction (local clock) */
+    struct ts_progress_sample final; /* this rank's share once its loop is over */
+    struct ts_progress_line line;    /* rank 0 */
+    size_t shown;                    /* rank 0, terminal: length of the line on screen */
+};
+
+/* Stopping on SIGINT or SIGTERM (interrupt.h). A rank's signal reaches the others through
+ * the periodic reductions (run_progress.c) or an agreement (collect_agree); every rank acts
+ * on what a reduction or agreement returned, never on its own flag alone, so all of them stop
+ * at the same point of the sequence of collectives. */
+struct run_stop {
+    int agreed;       /* some rank was signalled, and all know it: no level begins after this */
+    int64_t since_ns; /* this rank stopped sending in the current level at (local clock), or 0 */
+    int cancelled;    /* this rank has cancelled what the grace left in flight */
 };
 
 /* What every rank holds for the sweep. */
@@ -78,6 +96,8 @@ struct run_ctx {
     char *auth_header; /* "Authorization: Bearer KEY", from rank 0; NULL = no key */
     char **headers;    /* -H as given, then auth_header: for struct ts_http_config */
     size_t n_headers;
+    struct run_stop stop;
+    int file_committed; /* rank 0: the results file is the run's (h5out_commit) */
     /* Rank 0: what is recorded about the run (run_output.c). */
     struct ts_run_info info;
     char *options_json;
@@ -104,16 +124,17 @@ int sweep_run(struct run_ctx *r);
 int run_output_probe(const struct run_ctx *r, char *msg);
 
 /* Fills r->info and writes the root attributes, /ranks, and --json/--csv without levels.
- * Returns 0 or TS_EXIT_RUNTIME with msg. */
+ * Returns 0 or TS_EXIT_OUTPUT with msg. */
 int run_output_begin(struct run_ctx *r, char *msg);
 
 /* A level ended, and its summary is the last of r->summaries: it goes into its group's
- * attributes (closing the group) and /summary, and --json and --csv are rewritten with it.
- * Returns 0 or TS_EXIT_RUNTIME with msg. */
+ * attributes (linking the group into the file) and /summary, and --json and --csv are
+ * rewritten with it (even when the results file failed). Returns 0 or TS_EXIT_OUTPUT with
+ * the first failure in msg. */
 int run_output_level(struct run_ctx *r, const char *group, int complete, char *msg);
 
-/* The run ended: its end time, and the saturation point if any, into the file and --json.
- * Returns 0 or TS_EXIT_RUNTIME with msg. */
+/* The run ended: its end time, and the saturation point if any, into the file (unless a
+ * write to it failed before) and --json. Returns 0 or TS_EXIT_OUTPUT with msg. */
 int run_output_end(struct run_ctx *r, char *msg);
 
 void run_output_free(struct run_ctx *r);
@@ -126,12 +147,18 @@ enum run_progress_mode run_progress_choose(enum ts_progress_mode option);
 /* Before a level (every rank): what rank 0's line names and counts. */
 void run_progress_level(struct run_ctx *r, const struct ts_level_plan *plan, double rate);
 
-/* At the level's synchronised start (local clock): the hook for the level's loop, or NULL
- * when progress is off. */
-const struct ts_http_tick *run_progress_start(struct run_ctx *r, int64_t start_ns);
+/* A phase begins on this rank at start_ns (local clock; for the measured run, the level's
+ * synchronised start): its reductions are due every TS_PROGRESS_PERIOD_NS from then. */
+void run_progress_begin(struct run_ctx *r, enum run_phase phase, int64_t start_ns);
 
-/* After the level's loop, on every rank whatever happened (collective when progress is on);
- * rank 0 clears its line from the terminal. */
+/* From the phase's loops' tick: starts the reduction that is due (this rank's figures and its
+ * stop request), and takes in those that have finished: rank 0 shows the measured run's
+ * figures; a sum with a stop request sets r->stop.agreed. Never blocks. */
+void run_progress_tick(struct run_ctx *r, int64_t now_ns);
+
+/* After the phase's loops, on every rank whatever happened in them (collective): the
+ * reductions go on until every rank has left its loops, so this is also a barrier, and
+ * r->stop.agreed is then the same on every rank. Rank 0 clears its line from the terminal. */
 void run_progress_finish(struct run_ctx *r);
 
 #endif

@@ -105,7 +105,7 @@ static int write_text_files(struct run_ctx *r, char *msg)
             snprintf(msg, MSG_LEN, "%s: out of memory", r->opt.json_path);
         free(text);
         if (rc != 0)
-            return TS_EXIT_RUNTIME;
+            return TS_EXIT_OUTPUT;
     }
     if (r->opt.csv_path) {
         char *text = summary_csv(r->table, r->n_summaries);
@@ -114,7 +114,7 @@ static int write_text_files(struct run_ctx *r, char *msg)
             snprintf(msg, MSG_LEN, "%s: out of memory", r->opt.csv_path);
         free(text);
         if (rc != 0)
-            return TS_EXIT_RUNTIME;
+            return TS_EXIT_OUTPUT;
     }
     return 0;
 }
@@ -132,7 +132,7 @@ int run_output_begin(struct run_ctx *r, char *msg)
     fill_info(r, distinct_hosts(r));
     if (h5out_write_run(r->h5, &r->info, msg, MSG_LEN) != 0 ||
         h5out_write_ranks(r->h5, r->ranks, (size_t)r->comm.size, msg, MSG_LEN) != 0)
-        return TS_EXIT_RUNTIME;
+        return TS_EXIT_OUTPUT;
     return write_text_files(r, msg);
 }
 
@@ -140,16 +140,21 @@ int run_output_level(struct run_ctx *r, const char *group, int complete, char *m
 {
     size_t i = r->n_summaries - 1;
     summary_row_make(&r->summaries[i], group, complete, &r->table[i]);
-    if (h5out_level_end(r->h5, &r->summaries[i], &r->table[i], msg, MSG_LEN) != 0)
-        return TS_EXIT_RUNTIME;
-    return write_text_files(r, msg);
+    /* --json and --csv are files of their own: they take the level even when the results
+     * file could not. The first failure is the one said. */
+    char text_msg[MSG_LEN];
+    int rc = h5out_level_end(r->h5, &r->summaries[i], &r->table[i], msg, MSG_LEN) != 0;
+    if (write_text_files(r, rc ? text_msg : msg) != 0)
+        rc = 1;
+    return rc ? TS_EXIT_OUTPUT : 0;
 }
 
 int run_output_end(struct run_ctx *r, char *msg)
 {
     clock_utc_iso8601(r->end_utc, sizeof r->end_utc);
-    if (h5out_write_end(r->h5, r->end_utc, msg, MSG_LEN) != 0)
-        return TS_EXIT_RUNTIME;
+    /* After a failed write the file takes nothing more (that failure was said already). */
+    if (!h5out_failed(r->h5) && h5out_write_end(r->h5, r->end_utc, msg, MSG_LEN) != 0)
+        return TS_EXIT_OUTPUT;
     return write_text_files(r, msg);
 }
 

@@ -1,12 +1,15 @@
-/* run_progress.c: the live progress line during a level (--progress). The loop's tick samples
- * this rank's totals and drives the non-blocking reductions (collect.c); rank 0 prints what
- * they return, on stdout. It decides where the line goes, not what is measured: the
- * reductions carry counters the level keeps anyway. */
+/* run_progress.c: the periodic non-blocking reductions (collect.c) that go with a level's
+ * loops, driven by their tick: in the measured run they carry this rank's totals, which rank
+ * 0 shows as the live progress line (--progress); in every phase they carry the ranks' stop
+ * requests, which is how a signal to one rank reaches all of them without anyone waiting in
+ * a collective. It decides where the line goes, not what is measured: the reductions carry
+ * counters the level keeps anyway. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tokstorm/clock.h"
+#include "tokstorm/interrupt.h"
 
 #include "run_internal.h"
 
@@ -82,8 +85,6 @@ enum run_progress_mode run_progress_choose(enum ts_progress_mode option)
 void run_progress_level(struct run_ctx *r, const struct ts_level_plan *plan, double rate)
 {
     struct run_progress *p = &r->progress;
-    collect_progress_init(&p->sync);
-    p->begun = 0;
     if (p->mode == RUN_PROGRESS_OFF || r->comm.rank != 0)
         return;
     char what[32];
@@ -101,26 +102,33 @@ void run_progress_level(struct run_ctx *r, const struct ts_level_plan *plan, dou
 }
 
 /* This rank's totals now: requests finished, failed, and tokens (those of requests still in
- * flight counted as their content events so far). */
+ * flight counted as their content events so far), and whether it was signalled. */
 static void sample(struct run_ctx *r, int running, int64_t now_ns, struct ts_progress_sample *s)
 {
     memset(s, 0, sizeof *s);
-    if (!r->progress.begun)
-        return; /* the level never began on this rank */
-    const struct ts_counters *c = &r->level.stats->c;
+    s->stop = interrupt_status();
     s->running = running;
+    if (!r->progress.begun)
+        return; /* preparing, or the level never began on this rank */
+    const struct ts_counters *c = &r->level.stats->c;
     s->sampled_ns = running ? level_common_ns(&r->level, now_ns) : 0;
     s->done = (int64_t)(c->ok + c->err);
     s->errors = (int64_t)c->err;
     s->tokens = (int64_t)c->output_tokens + (running ? http_live_events(r->http) : 0);
 }
 
-/* Every rank sees every sum; rank 0 shows those taken while some rank was still running. */
+/* Every rank sees every sum, in the same order; rank 0 shows those of the measured run taken
+ * while some rank was still running it. */
 static void on_sum(void *ctx, const struct ts_progress_sample *sum)
 {
     struct run_ctx *r = ctx;
     struct run_progress *p = &r->progress;
-    if (r->comm.rank != 0 || sum->running == 0)
+    if (sum->stop > 0)
+        r->stop.agreed = 1;
+    /* A rank done with its loops keeps its stop request current for the next reduction. */
+    p->final.stop = interrupt_status();
+    if (r->comm.rank != 0 || sum->running == 0 || p->phase != RUN_PHASE_MEASURE ||
+        p->mode == RUN_PROGRESS_OFF)
         return;
     char line[160];
     size_t n = progress_line_format(&p->line, sum, line, sizeof line);
@@ -134,9 +142,8 @@ static void on_sum(void *ctx, const struct ts_progress_sample *sum)
     fflush(stdout);
 }
 
-static void on_tick(void *ctx, int64_t now_ns)
+void run_progress_tick(struct run_ctx *r, int64_t now_ns)
 {
-    struct run_ctx *r = ctx;
     struct run_progress *p = &r->progress;
     struct ts_progress_sample mine;
     const struct ts_progress_sample *start = NULL;
@@ -148,29 +155,27 @@ static void on_tick(void *ctx, int64_t now_ns)
     collect_progress_poll(&r->comm, &p->sync, start, on_sum, r);
 }
 
-const struct ts_http_tick *run_progress_start(struct run_ctx *r, int64_t start_ns)
+void run_progress_begin(struct run_ctx *r, enum run_phase phase, int64_t start_ns)
 {
     struct run_progress *p = &r->progress;
-    if (p->mode == RUN_PROGRESS_OFF)
-        return NULL;
-    /* Every rank's schedule counts from the same synchronised instant, so the reductions
-     * start at about the same moment everywhere and none waits long in one. */
-    p->begun = 1;
+    collect_progress_init(&p->sync);
+    /* In the measured run every rank's schedule counts from the same synchronised instant, so
+     * the reductions start at about the same moment everywhere and none waits long in one.
+     * While preparing, ranks start from the end of the same agreement, close enough. */
+    p->phase = phase;
+    p->begun = phase == RUN_PHASE_MEASURE;
     p->start_ns = start_ns;
     p->due_ns = start_ns + TS_PROGRESS_PERIOD_NS;
-    p->line.start_ns = p->line.last_ns = level_common_ns(&r->level, start_ns);
-    p->tick = (struct ts_http_tick){r, on_tick, TS_PROGRESS_TICK_NS};
-    return &p->tick;
+    if (p->begun)
+        p->line.start_ns = p->line.last_ns = level_common_ns(&r->level, start_ns);
 }
 
 void run_progress_finish(struct run_ctx *r)
 {
     struct run_progress *p = &r->progress;
-    if (p->mode == RUN_PROGRESS_OFF)
-        return;
-    struct ts_progress_sample final;
-    sample(r, 0, 0, &final);
-    collect_progress_finish(&r->comm, &p->sync, &final, on_sum, r);
+    sample(r, 0, 0, &p->final);
+    collect_progress_finish(&r->comm, &p->sync, &p->final, on_sum, r);
+    p->begun = 0;
     if (r->comm.rank == 0 && p->shown > 0) {
         printf("\r%*s\r", (int)p->shown, ""); /* the level's row takes the line's place */
         fflush(stdout);

@@ -10,7 +10,7 @@ const char *stats_err_class_name(int c)
     static const char *const names[TS_ERR__COUNT] = {
         "ok",        "http_4xx",     "http_5xx",   "connect",      "timeout",
         "truncated", "stream_error", "http_other", "rate_limited", "reset",
-        "stalled",   "malformed",    "oversized",
+        "stalled",   "malformed",    "oversized",  "cancelled",
     };
     return (c >= 0 && c < TS_ERR__COUNT) ? names[c] : "unknown";
 }

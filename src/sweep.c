@@ -1,12 +1,15 @@
 /* sweep.c: the levels of a run: warm-up, preconnect, synchronised start, the rank's event
  * loop in closed or open loop, then reduction, gather and one flushed HDF5 group per level;
- * and the saturation ladder. Set-up and tear-down are run.c's. */
+ * the saturation ladder; and stopping on a signal: the level's sending stops on every rank,
+ * in-flight requests get a grace period and are then cancelled, and the level is reduced and
+ * written as usual, marked incomplete. Set-up and tear-down are run.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "tokstorm/clock.h"
+#include "tokstorm/interrupt.h"
 #include "tokstorm/log.h"
 #include "tokstorm/report.h"
 #include "tokstorm/run.h"
@@ -81,28 +84,27 @@ static void warmup_done(void *ctx, int64_t s, struct ts_xfer *x, enum ts_transpo
     (void)ctx, (void)s, (void)x, (void)how, (void)detail, (void)now_ns;
 }
 
-static int run_warmup(struct run_ctx *r, const struct ts_level_plan *plan, char *msg, size_t len)
+static int run_warmup(struct run_ctx *r, const struct ts_level_plan *plan,
+                      const struct ts_http_tick *tick, char *msg, size_t len)
 {
     struct warmup w = {r, plan, calloc((size_t)plan->local_streams + 1, sizeof *w.sent)};
     if (w.sent == NULL) {
         snprintf(msg, len, "out of memory for the warm-up");
         return TS_EXIT_RUNTIME;
     }
-    struct ts_http_driver drv = {&w, warmup_next, warmup_done, NULL};
+    struct ts_http_driver drv = {&w, warmup_next, warmup_done, tick};
     int rc = http_run(r->http, plan->local_streams, &drv, msg, len) != 0 ? TS_EXIT_RUNTIME : 0;
     free(w.sent);
     return rc;
 }
 
+/* The gathers' sinks on rank 0. A failed write is kept by h5out (h5out_failed) and said once,
+ * after the level; the gathers go on, receiving and dropping, so that no rank waits. */
 static int rows_to_h5(void *ctx, const struct ts_row *rows, size_t n)
 {
     struct run_ctx *r = ctx;
     char msg[MSG_LEN];
-    if (h5out_level_rows(r->h5, rows, n, msg, sizeof msg) != 0) {
-        log_error("%s", msg);
-        return -1;
-    }
-    return 0;
+    return h5out_level_rows(r->h5, rows, n, msg, sizeof msg) != 0 ? -1 : 0;
 }
 
 /* --record-tokens: the level's event times, as collect_events hands them to rank 0. */
@@ -110,22 +112,14 @@ static int events_begin_h5(void *ctx, uint64_t total)
 {
     struct run_ctx *r = ctx;
     char msg[MSG_LEN];
-    if (h5out_level_events_begin(r->h5, total, msg, sizeof msg) != 0) {
-        log_error("%s", msg);
-        return -1;
-    }
-    return 0;
+    return h5out_level_events_begin(r->h5, total, msg, sizeof msg) != 0 ? -1 : 0;
 }
 
 static int events_put_h5(void *ctx, uint64_t pos, const double *t_s, size_t n)
 {
     struct run_ctx *r = ctx;
     char msg[MSG_LEN];
-    if (h5out_level_events(r->h5, pos, t_s, n, msg, sizeof msg) != 0) {
-        log_error("%s", msg);
-        return -1;
-    }
-    return 0;
+    return h5out_level_events(r->h5, pos, t_s, n, msg, sizeof msg) != 0 ? -1 : 0;
 }
 
 /* Aligns every rank's clock to rank 0's and gathers who is where (rank 0 keeps the table).
@@ -250,21 +244,63 @@ static void make_plan(const struct run_ctx *r, const struct level_key *k,
     plan->seed = arrival_seed(r->opt.seed, r->comm.rank, k->index);
 }
 
+/* Whether this rank should stop preparing a level: its own signal, or one the reductions
+ * brought from another rank. */
+static int stop_wanted(const struct run_ctx *r)
+{
+    return r->stop.agreed || interrupt_status() != 0;
+}
+
+/* The tick while a level prepares (warm-up, preconnect): the reductions, and a stop at once
+ * when one is wanted, since nothing is measured yet. Which ranks stopped does not matter:
+ * whether the level begins is decided by run_progress_finish, the same on every rank. */
+static void prepare_tick(void *ctx, int64_t now_ns)
+{
+    struct run_ctx *r = ctx;
+    run_progress_tick(r, now_ns);
+    if (stop_wanted(r))
+        http_stop(r->http, "interrupted");
+}
+
+/* The tick while a level runs: the reductions, and once a sum has said that some rank was
+ * signalled, the stop. Nothing more is sent; what is in flight may finish within --grace,
+ * and is then cancelled, so that the loop ends and the level's collectives follow. A rank's
+ * own signal is not acted on here but only once the others know of it: every rank stops on
+ * the same sum. */
+static void level_tick(void *ctx, int64_t now_ns)
+{
+    struct run_ctx *r = ctx;
+    run_progress_tick(r, now_ns);
+    if (!r->stop.agreed || r->stop.cancelled)
+        return;
+    if (r->stop.since_ns == 0) {
+        r->stop.since_ns = now_ns;
+        level_stop(&r->level);
+    }
+    if (now_ns - r->stop.since_ns >= r->opt.grace_ns) {
+        r->stop.cancelled = 1;
+        http_stop(r->http, "cancelled: the run was interrupted and --grace ran out");
+    }
+}
+
 /* Warm-up, preconnect, the synchronised start and the measured run of one level on this
- * rank. Returns 0 or an exit status (msg filled); *start_ns is the level's start. */
+ * rank. Returns 0 or an exit status (msg filled); *start_ns is the level's start. *skipped is
+ * set, the same on every rank, when a signal came before the level began: then it does not. */
 static int measure_level(struct run_ctx *r, const struct ts_level_plan *plan, int64_t *start_ns,
-                         char *msg, size_t len)
+                         int *skipped, char *msg, size_t len)
 {
     int status = 0;
-    if (plan->warmup > 0 && plan->local_streams > 0)
-        status = run_warmup(r, plan, msg, len);
+    struct ts_http_tick tick = {r, prepare_tick, TS_PROGRESS_TICK_NS};
+    run_progress_begin(r, RUN_PHASE_PREPARE, clock_now_ns());
+    if (plan->warmup > 0 && plan->local_streams > 0 && !stop_wanted(r))
+        status = run_warmup(r, plan, &tick, msg, len);
     /* Open loop: connections for about one second of arrivals, the slots the rate needs. */
     int64_t connections = plan->local_streams;
     if (plan->open_loop && connections > (int64_t)plan->rate_per_s + 1)
         connections = (int64_t)plan->rate_per_s + 1;
-    if (status == 0 && !r->opt.no_preconnect && connections > 0) {
+    if (status == 0 && !r->opt.no_preconnect && connections > 0 && !stop_wanted(r)) {
         int64_t began = clock_now_ns();
-        int64_t answered = http_preconnect(r->http, connections, r->probe_url, msg, len);
+        int64_t answered = http_preconnect(r->http, connections, r->probe_url, &tick, msg, len);
         if (answered < 0)
             status = TS_EXIT_RUNTIME;
         else
@@ -272,7 +308,12 @@ static int measure_level(struct run_ctx *r, const struct ts_level_plan *plan, in
                      (long long)answered, (long long)connections,
                      (double)(clock_now_ns() - began) / 1e9, (long long)r->opt.connect_rate);
     }
-    collect_barrier(&r->comm);
+    /* Returns once every rank has prepared (the barrier before the start), with the same
+     * r->stop.agreed everywhere. */
+    run_progress_finish(r);
+    *skipped = r->stop.agreed;
+    if (*skipped)
+        return status;
     *start_ns = synchronised_start(r);
     if (status == 0 && level_begin(&r->level, plan, r->origin_ns, *start_ns) != 0) {
         snprintf(msg, len, "out of memory for a level of %lld streams",
@@ -285,14 +326,15 @@ static int measure_level(struct run_ctx *r, const struct ts_level_plan *plan, in
         level_mark_start(&r->level, clock_now_ns());
     if (status != 0)
         return status;
-    const struct ts_http_tick *tick = run_progress_start(r, *start_ns);
+    run_progress_begin(r, RUN_PHASE_MEASURE, *start_ns);
+    tick.fn = level_tick;
     int rc;
     if (plan->open_loop) {
         struct ts_http_open_driver drv = {r, open_drv_next_due, open_drv_take, level_drv_done,
-                                          tick};
+                                          &tick};
         rc = http_run_open(r->http, plan->local_streams, &drv, msg, len);
     } else {
-        struct ts_http_driver drv = {r, level_drv_next, level_drv_done, tick};
+        struct ts_http_driver drv = {r, level_drv_next, level_drv_done, &tick};
         rc = http_run(r->http, plan->local_streams, &drv, msg, len);
     }
     return rc != 0 ? TS_EXIT_RUNTIME : 0;
@@ -322,6 +364,52 @@ static void report_client_load(struct run_ctx *r, const struct ts_rank_load *loa
                     loads[laggiest].lag_p99_ms);
 }
 
+/* Rank 0: the line under an interrupted level's row. cut_off counts streams in closed loop,
+ * ranks whose arrivals were not all sent in open loop. */
+static void report_interrupted(struct run_ctx *r, const struct ts_counters *c, int open_loop)
+{
+    uint64_t cancelled = c->err_by_class[TS_ERR_CANCELLED];
+    report_note(stdout,
+                "interrupted: %llu %s%s stopped with %s left, %llu request%s still in flight "
+                "after the %.1f s grace cancelled (counted in Err as cancelled); the level is "
+                "marked incomplete",
+                (unsigned long long)c->cut_off, open_loop ? "rank" : "stream",
+                c->cut_off == 1 ? "" : "s", open_loop ? "arrivals" : "requests",
+                (unsigned long long)cancelled, cancelled == 1 ? "" : "s",
+                (double)r->opt.grace_ns / 1e9);
+}
+
+/* Rank 0: writes the level's row everywhere it goes (stdout, the results file, --json,
+ * --csv). Returns 0, or TS_EXIT_OUTPUT once a write has failed: its one line is printed here,
+ * naming the file. */
+static int write_level(struct run_ctx *r, const struct level_key *key, const char *name,
+                       int complete, double steady_tokens, int64_t start_ns, uint64_t *tokens,
+                       uint64_t *ok, uint64_t *err, size_t n_bins)
+{
+    char msg[MSG_LEN] = "";
+    struct ts_level_summary *s = &r->summaries[r->n_summaries++];
+    stats_summarize(r->level.stats, &r->level.extremes, key->concurrency, s);
+    stats_set_steady(s, steady_tokens);
+    s->rate = key->rate;
+    s->start_s = (double)level_common_ns(&r->level, start_ns) / 1e9;
+    report_level(stdout, s, r->skew_limit_s);
+    report_client_load(r, r->loads);
+    const struct ts_counters *c = &r->level.stats->c;
+    if (c->cut_off > 0 || c->err_by_class[TS_ERR_CANCELLED] > 0)
+        report_interrupted(r, c, key->rate > 0);
+    /* Each step is skipped once one has failed (h5out refuses): the first failure is said. */
+    if (tokens)
+        write_level_extras(r, tokens, ok, err, n_bins, msg, sizeof msg);
+    h5out_level_loads(r->h5, r->loads, (size_t)r->comm.size, msg, sizeof msg);
+    if (run_output_level(r, name, complete, msg) == 0)
+        return 0;
+    fprintf(stderr, "tokstorm: %s; the run stops after this level (%s)\n", msg,
+            h5out_failed(r->h5) ? "the levels before it are intact in the file"
+                                : "the results file is complete up to here");
+    fflush(stderr);
+    return TS_EXIT_OUTPUT;
+}
+
 static int run_level(struct run_ctx *r, const struct level_key *key)
 {
     char msg[MSG_LEN] = "", name[64];
@@ -337,7 +425,13 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
     struct rusage before, after;
     getrusage(RUSAGE_SELF, &before);
     run_progress_level(r, &plan, key->rate);
-    int status = measure_level(r, &plan, &start_ns, msg, sizeof msg);
+    r->stop.since_ns = 0;
+    r->stop.cancelled = 0;
+    int skipped = 0;
+    int status = measure_level(r, &plan, &start_ns, &skipped, msg, sizeof msg);
+    /* A signal came before the level began (every rank knows): nothing to reduce or write. */
+    if (skipped)
+        return collect_agree(&r->comm, status, msg);
     getrusage(RUSAGE_SELF, &after);
     /* Whatever happened in the loop: every rank finishes the progress reductions before the
      * collectives below. */
@@ -379,52 +473,44 @@ static int run_level(struct run_ctx *r, const struct level_key *key)
         snprintf(msg, sizeof msg, "%s: out of memory for the time series", name);
         status = TS_EXIT_RUNTIME;
     }
-    int h5_ok = 1;
-    if (r->comm.rank == 0 &&
-        h5out_level_begin(r->h5, name, r->opt.record_tokens, msg, sizeof msg) != 0) {
-        h5_ok = 0;
-        status = TS_EXIT_RUNTIME;
-    }
-    if (collect_rows(&r->comm, &r->level.rows, h5_ok ? rows_to_h5 : NULL, r) != 0) {
-        snprintf(msg, sizeof msg, "cannot write %s's requests to %s", name, r->opt.out_path);
-        status = TS_EXIT_RUNTIME;
-    }
+    /* Rank 0 writes the rows as they arrive. A write that fails is kept by h5out and said
+     * once, below; the gathers go on regardless, so that no rank waits alone. */
+    char h5msg[MSG_LEN];
+    if (r->comm.rank == 0)
+        h5out_level_begin(r->h5, name, r->opt.record_tokens, h5msg, sizeof h5msg);
+    int writing = r->comm.rank == 0 && !h5out_failed(r->h5);
+    collect_rows(&r->comm, &r->level.rows, writing ? rows_to_h5 : NULL, r);
     struct ts_events_sink events = {r, events_begin_h5, events_put_h5};
     if (r->opt.record_tokens &&
         collect_events(&r->comm, &r->level.rows, &r->level.events,
-                       r->comm.rank == 0 && h5_ok ? &events : NULL, 0) != 0) {
-        snprintf(msg, sizeof msg, "cannot write %s's event times to %s", name, r->opt.out_path);
+                       writing && !h5out_failed(r->h5) ? &events : NULL, 0) != 0 &&
+        !h5out_failed(r->h5)) {
+        snprintf(msg, sizeof msg, "%s: the event times do not match the rows", name);
         status = TS_EXIT_RUNTIME;
     }
     /* Whether the level ran to the end on every rank is agreed before it is written down. */
     int level_status = collect_agree(&r->comm, status, msg);
     status = 0;
-    msg[0] = '\0';
-    if (r->comm.rank == 0 && h5_ok) {
-        struct ts_level_summary *s = &r->summaries[r->n_summaries++];
-        stats_summarize(r->level.stats, &r->level.extremes, key->concurrency, s);
-        stats_set_steady(s, steady_tokens);
-        s->rate = key->rate;
-        s->start_s = (double)level_common_ns(&r->level, start_ns) / 1e9;
-        report_level(stdout, s, r->skew_limit_s);
-        report_client_load(r, r->loads);
-        if (tokens)
-            status = write_level_extras(r, tokens, ok, err, n_bins, msg, sizeof msg);
-        if (status == 0 &&
-            h5out_level_loads(r->h5, r->loads, (size_t)r->comm.size, msg, sizeof msg) != 0)
-            status = TS_EXIT_RUNTIME;
-        if (run_output_level(r, name, level_status == 0, msg) != 0)
-            status = TS_EXIT_RUNTIME;
+    if (r->comm.rank == 0) {
+        /* Complete: no rank failed, and no stop cut a stream short or cancelled a request. */
+        const struct ts_counters *c = &r->level.stats->c;
+        int complete =
+            level_status == 0 && c->cut_off == 0 && c->err_by_class[TS_ERR_CANCELLED] == 0;
+        status =
+            write_level(r, key, name, complete, steady_tokens, start_ns, tokens, ok, err, n_bins);
     }
     free(tokens);
     free(ok);
     free(err);
-    status = collect_agree(&r->comm, status, msg);
+    /* A signal that came while the level was being reduced or written stops the sweep here,
+     * before the next level prepares anything. */
+    status = collect_agree(&r->comm, status != 0 ? status : interrupt_status(), "");
     return level_status ? level_status : status;
 }
 
 /* The levels given, or with --until-saturated the ladder from the first one, doubling until
- * rank 0 sees the stopping rule met (and tells everyone). */
+ * rank 0 sees the stopping rule met (and tells everyone). Stops after the level during which
+ * (or before which) every rank learnt of a signal. */
 int sweep_run(struct run_ctx *r)
 {
     size_t given = r->opt.rates ? r->opt.n_rates : r->opt.n_levels;
@@ -437,7 +523,7 @@ int sweep_run(struct run_ctx *r)
     int status = 0;
     enum ts_ladder_verdict verdict = TS_LADDER_CONTINUE;
     struct level_key key = {0};
-    for (size_t i = 0; status == 0; i++) {
+    for (size_t i = 0; status == 0 && !r->stop.agreed; i++) {
         if (!r->opt.until_saturated && i == given)
             break;
         key.index = i;
@@ -449,7 +535,7 @@ int sweep_run(struct run_ctx *r)
                 r->opt.until_saturated && i > 0 ? 2 * key.concurrency : r->opt.levels[i];
         }
         status = run_level(r, &key);
-        if (status != 0 || !r->opt.until_saturated)
+        if (status != 0 || r->stop.agreed || !r->opt.until_saturated)
             continue;
         int64_t v = 0;
         if (r->comm.rank == 0)
@@ -459,18 +545,20 @@ int sweep_run(struct run_ctx *r)
         if (verdict != TS_LADDER_CONTINUE)
             break;
     }
+    int interrupted = r->stop.agreed || status == TS_EXIT_SIGINT || status == TS_EXIT_SIGTERM;
+    const char *why = interrupted ? "the run was interrupted" : saturation_verdict_text(verdict);
     if (r->comm.rank == 0 && r->opt.until_saturated && r->n_summaries > 0) {
         struct ts_saturation_point p;
         saturation_point(r->summaries, r->n_summaries, &rules, &p);
-        report_saturation(stdout, &p, r->opt.rates != NULL, saturation_verdict_text(verdict));
+        report_saturation(stdout, &p, r->opt.rates != NULL, why);
         r->saturation = p; /* for --json */
-        r->stop_reason = saturation_verdict_text(verdict);
+        r->stop_reason = why;
         char msg[MSG_LEN];
-        if (h5out_write_saturation(r->h5, &p, saturation_verdict_text(verdict), msg, sizeof msg) !=
-            0) {
-            log_error("%s", msg);
+        /* After a failed write nothing more goes in; that failure was said already. */
+        if (!h5out_failed(r->h5) && h5out_write_saturation(r->h5, &p, why, msg, sizeof msg) != 0) {
+            fprintf(stderr, "tokstorm: %s\n", msg);
             if (status == 0)
-                status = TS_EXIT_RUNTIME;
+                status = TS_EXIT_OUTPUT;
         }
     }
     return status;

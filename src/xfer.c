@@ -232,6 +232,9 @@ int xfer_on_body(struct ts_xfer *x, const char *buf, size_t len, int64_t now_ns)
  * (its status, then what was wrong with its stream), then how the connection ended. */
 static int classify(const struct ts_xfer *x, enum ts_transport how)
 {
+    /* Whatever had arrived: the client, not the server, ended it. */
+    if (how == TS_TRANSPORT_CANCELLED)
+        return TS_ERR_CANCELLED;
     if (how == TS_TRANSPORT_TIMEOUT)
         return TS_ERR_TIMEOUT;
     if (how == TS_TRANSPORT_STALLED)

@@ -520,10 +520,11 @@ static void run_case(const struct ts_comm *c, int which)
             close(fd);
             have_file = 1;
             CHECK_EQ_INT(h5out_create(&s.h5, path, 1, s.msg, sizeof s.msg), 0);
+            CHECK_EQ_INT(h5out_commit(s.h5, s.msg, sizeof s.msg), 0);
             int begun = s.h5 ? h5out_level_begin(s.h5, "level_8", 1, s.msg, sizeof s.msg) : -1;
             CHECK_EQ_INT(begun, 0);
             if (begun != 0) {
-                h5out_close(s.h5);
+                h5out_close(s.h5, NULL, 0);
                 s.h5 = NULL;
             }
         }
@@ -608,7 +609,7 @@ static void run_case(const struct ts_comm *c, int which)
         summary_row_make(&sum, "level_8", 1, &srow);
         CHECK_EQ_INT(h5out_level_end(s.h5, &sum, &srow, s.msg, sizeof s.msg), 0);
     }
-    CHECK_EQ_INT(h5out_close(s.h5), 0);
+    CHECK_EQ_INT(h5out_close(s.h5, s.msg, sizeof s.msg), 0);
     double t3 = MPI_Wtime();
     if (have_file) {
         verify_file(path, which, c->size);

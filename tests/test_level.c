@@ -154,6 +154,49 @@ int main(void)
     level_done(&l, 0, &x, TS_TRANSPORT_OK, NULL, 2040);
     CHECK(l.rows.items[0].recorded_events == 0 && l.events.count == 0);
 
+    /* Stopped (an interrupt): every stream says it has finished from then on; those that had
+     * requests left count as cut off, a stream that had sent all of them does not. Plan: 3
+     * streams, 2 measured requests each. */
+    CHECK(level_begin(&l, &plan, 0, 0) == 0);
+    for (int k = 0; k < 2; k++) { /* stream 0 sends both of its requests */
+        CHECK(level_next(&l, 0, 10 + k, &req) == 1);
+        xfer_begin(&x, 10 + k);
+        level_done(&l, 0, &x, TS_TRANSPORT_CANCELLED, "c", 20 + k);
+    }
+    CHECK(level_next(&l, 1, 10, &req) == 1); /* stream 1 has one in flight */
+    CHECK_EQ_INT(l.stats->c.cut_off, 0);
+    level_stop(&l);
+    CHECK(level_next(&l, 0, 30, &req) == 0);
+    CHECK_EQ_INT(l.stats->c.cut_off, 0); /* stream 0 was done anyway */
+    CHECK(level_next(&l, 1, 30, &req) == 0);
+    CHECK(level_next(&l, 2, 30, &req) == 0);
+    CHECK_EQ_INT(l.stats->c.cut_off, 2);
+    CHECK(level_next(&l, 2, 40, &req) == 0);
+    CHECK_EQ_INT(l.stats->c.cut_off, 2); /* each stream once */
+    CHECK_EQ_INT(l.stats->c.err_by_class[TS_ERR_CANCELLED], 2);
+    CHECK_EQ_INT(l.stats->c.err, 2);
+    CHECK_EQ_INT(l.extremes.full_end_ns, 30); /* the stop ends the window of full load */
+    CHECK(level_begin(&l, &plan, 0, 0) == 0);
+    CHECK(level_next(&l, 0, 10, &req) == 1); /* a new level is not stopped */
+    CHECK_EQ_INT(l.stats->c.cut_off, 0);
+
+    /* Open loop: no arrival is due after the stop; arrivals left count once for the rank. */
+    struct ts_level_plan oplan = {.concurrency = 4,
+                                  .local_streams = 4,
+                                  .open_loop = 1,
+                                  .rate_per_s = 100,
+                                  .open_requests = 10,
+                                  .prompt_count = 5,
+                                  .nranks = 1,
+                                  .arrival = TS_ARRIVAL_CONSTANT,
+                                  .burstiness = 1};
+    CHECK(level_begin(&l, &oplan, 0, 0) == 0);
+    CHECK(level_next_due(&l) != INT64_MAX);
+    level_stop(&l);
+    level_stop(&l);
+    CHECK(level_next_due(&l) == INT64_MAX);
+    CHECK_EQ_INT(l.stats->c.cut_off, 1);
+
     xfer_free(&x);
     level_free(&l);
     return check_report("level");

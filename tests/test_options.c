@@ -454,5 +454,19 @@ int main(void)
     REJECTS("--max-event-bytes: '0' is not", "--url", "http://x", "--max-event-bytes", "0");
     test_secrets_and_transport();
     test_request_knobs();
+    /* Interruptions and the preflight. */
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x"), 0);
+    CHECK_EQ_INT(o.grace_ns, 2000000000);
+    CHECK_EQ_INT(o.no_preflight, 0);
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--grace", "0", "--no-preflight"), 0);
+    CHECK_EQ_INT(o.grace_ns, 0);
+    CHECK_EQ_INT(o.no_preflight, 1);
+    options_free(&o);
+    CHECK_EQ_INT(PARSE(&o, msg, "--url", "http://x", "--grace", "500ms"), 0);
+    CHECK_EQ_INT(o.grace_ns, 500000000);
+    options_free(&o);
+    REJECTS("--grace: '-1s' is not a duration from 0 to 1h", "--url", "http://x", "--grace", "-1s");
+    REJECTS("--grace: '2h' is not a duration from 0 to 1h", "--url", "http://x", "--grace", "2h");
     return check_report("options");
 }

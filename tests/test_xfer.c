@@ -320,6 +320,19 @@ int main(void)
 
     test_headers(&x);
 
+    /* Cancelled by the run (an interrupted level's grace ran out): its own class whatever had
+     * arrived, a whole answer included, and no tokens; what arrived stays in the row. */
+    run(&x, 200, chat_stream, 1000, TS_TRANSPORT_CANCELLED, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_CANCELLED);
+    CHECK_EQ_INT(row.output_tokens, 0);
+    CHECK_EQ_INT(row.content_events, 3);
+    CHECK(row.first_token_s > 0);
+    xfer_begin(&x, 1000);
+    xfer_finish(&x, TS_TRANSPORT_CANCELLED, "cancelled: interrupted", 2000, 0, &row);
+    CHECK_EQ_INT(row.error_class, TS_ERR_CANCELLED);
+    CHECK_EQ_STR(x.message, "cancelled: interrupted");
+    CHECK_EQ_STR(stats_err_class_name(TS_ERR_CANCELLED), "cancelled");
+
     /* Many tokens: the arrival-time array grows past its first allocation. */
     xfer_begin(&x, 0);
     xfer_on_status(&x, 200, 1);

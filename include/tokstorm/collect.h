@@ -146,8 +146,10 @@ void collect_progress_poll(const struct ts_comm *c, struct ts_progress_sync *p,
 
 /* After the level's loop, on every rank whatever happened in it (a rank that never ran it
  * too): finishes this rank's reductions in flight, then takes part in more, with final
- * (running = 0), until one whose sum says no rank is running any more. Sleeps between tests,
- * so a rank done early leaves the CPU to those still measuring. Collective. */
+ * (running = 0), until one whose sum says no rank is running any more. *final is read again
+ * for each, so seen may change it (a stop request that came meanwhile). Sleeps between
+ * tests, so a rank done early leaves the CPU to those still measuring. Collective; it returns
+ * only once every rank has left its loop, so it is also a barrier. */
 void collect_progress_finish(const struct ts_comm *c, struct ts_progress_sync *p,
                              const struct ts_progress_sample *final, ts_progress_seen seen,
                              void *ctx);

@@ -110,10 +110,17 @@ int64_t http_live_events(const struct ts_http *h);
  * a level does not begin with a burst of TCP handshakes. At most connect_rate_per_s probes
  * per second go out that need a new connection: one that finds a kept-alive connection gives
  * its turn back, so a level whose connections are already open is checked at once. The
- * connections stay in the loop's cache for the requests that follow. Returns the number of
- * probes that got an HTTP answer, or TS_HTTP_ERR_LOOP with msg filled. */
-int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_url, char *msg,
-                        size_t msg_len);
+ * connections stay in the loop's cache for the requests that follow. tick (NULL = none) is
+ * called as in a run. Returns the number of probes that got an HTTP answer, or
+ * TS_HTTP_ERR_LOOP with msg filled. */
+int64_t http_preconnect(struct ts_http *h, int64_t n_streams, const char *probe_url,
+                        const struct ts_http_tick *tick, char *msg, size_t msg_len);
+
+/* Ends the running run (http_run, http_run_open, http_preconnect) from its tick: every
+ * transfer in flight is cancelled at once and reported to the driver's done() as
+ * TS_TRANSPORT_CANCELLED with detail why (preconnect probes are dropped), nothing more is
+ * started, and the run returns. Only from a tick: never from inside a libcurl callback. */
+void http_stop(struct ts_http *h, const char *why);
 
 /* One blocking GET of url before any load (for --model auto's /v1/models), with cfg's
  * headers, TLS settings, timeouts and first bind address; the answer's body goes into *body

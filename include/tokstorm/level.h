@@ -70,6 +70,7 @@ struct ts_level {
     struct ts_schedule schedule; /* open loop: the arrivals */
     int64_t taken;               /* open loop: arrivals handed out */
     uint64_t rows_lost;          /* rows or timeline entries dropped for lack of memory */
+    int stopped;                 /* level_stop was called: nothing more is sent */
     /* plan.record_events: the rows' content event times, in row order (stats.h). */
     struct ts_event_times events;
 };
@@ -90,6 +91,12 @@ int level_next(struct ts_level *l, int64_t s, int64_t now_ns, struct ts_level_re
 
 /* Records now_ns as this rank's start for the start skew (otherwise its first request's). */
 void level_mark_start(struct ts_level *l, int64_t now_ns);
+
+/* The level is being stopped (the run was interrupted): from now on level_next says every
+ * stream has finished and level_next_due that no arrival is left. Streams (open loop: this
+ * rank's arrivals) that still had requests to send count in stats->c.cut_off, so that whether
+ * the level ran to its end can be told afterwards. */
+void level_stop(struct ts_level *l);
 
 /* Open loop: when the next arrival is due (local clock), or INT64_MAX when the level has no
  * more (its request count or duration is reached). */

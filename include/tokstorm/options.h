@@ -77,6 +77,9 @@ struct ts_options {
     char *csv_path;                 /* the table as CSV; NULL = none */
     int record_tokens;              /* store every content event's arrival time in out_path */
     enum ts_progress_mode progress; /* live progress line during each level */
+    /* Interruptions and the server check. */
+    int64_t grace_ns; /* on SIGINT/SIGTERM, requests in flight may go on this long; 0 = none */
+    int no_preflight; /* do not send the preflight request */
     /* Open loop: arrivals at given rates instead of C closed-loop streams. */
     double *rates; /* requests/s over all ranks, one level each; NULL = closed loop */
     size_t n_rates;

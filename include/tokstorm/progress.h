@@ -1,6 +1,7 @@
 /* progress.h: the live progress line of a level (--progress): the totals every rank samples
- * about once a second, summed over ranks, and the line rank 0 shows for them. Pure: no MPI
- * (collect.c moves the samples), no clock (times are passed in), no I/O. */
+ * about once a second, summed over ranks (with, beside them, whether a rank was asked to
+ * stop), and the line rank 0 shows for them. Pure: no MPI (collect.c moves the samples), no
+ * clock (times are passed in), no I/O. */
 #ifndef TOKSTORM_PROGRESS_H
 #define TOKSTORM_PROGRESS_H
 
@@ -20,9 +21,11 @@ struct ts_progress_sample {
     int64_t errors;     /* requests failed */
     int64_t tokens;     /* output tokens of finished successful requests, plus the content
                            events of requests in flight (a token each, until they finish) */
+    int64_t stop;       /* the exit status a signal to the rank asks for (interrupt.h), else 0:
+                           summed, above 0 when some rank wants the run to stop */
 };
 
-#define TS_PROGRESS_FIELDS 5
+#define TS_PROGRESS_FIELDS 6
 _Static_assert(sizeof(struct ts_progress_sample) == TS_PROGRESS_FIELDS * sizeof(int64_t),
                "ts_progress_sample is reduced as an array of int64_t");
 

@@ -27,6 +27,7 @@ enum ts_err_class {
     TS_ERR_STALLED = 10,     /* no byte arrived for --stall-timeout */
     TS_ERR_MALFORMED = 11,   /* an event that is not JSON, or a 2xx answer that is not SSE */
     TS_ERR_OVERSIZED = 12,   /* an event (or line) longer than --max-event-bytes */
+    TS_ERR_CANCELLED = 13,   /* in flight when an interrupted level's grace ran out */
     TS_ERR__COUNT
 };
 
@@ -99,6 +100,7 @@ struct ts_counters {
     uint64_t good;                        /* ok requests within every latency objective */
     uint64_t content_events;              /* of successful requests */
     uint64_t reasoning_events;            /* of successful requests: reasoning-only events */
+    uint64_t cut_off; /* streams (open loop: arrival schedules) a stop ended with requests left */
 };
 
 struct ts_level_stats {

@@ -14,13 +14,14 @@
 
 /* How the transport ended the transfer. */
 enum ts_transport {
-    TS_TRANSPORT_OK = 0,      /* the response ended normally */
-    TS_TRANSPORT_CONNECT = 1, /* no connection, or it broke before any response byte */
-    TS_TRANSPORT_TIMEOUT = 2, /* the per-request timeout expired */
-    TS_TRANSPORT_BROKEN = 3,  /* the connection failed after the response began */
-    TS_TRANSPORT_ABORTED = 4, /* xfer_on_body asked to stop (error event, oversize) */
-    TS_TRANSPORT_RESET = 5,   /* the peer reset the connection (ECONNRESET, EPIPE) */
-    TS_TRANSPORT_STALLED = 6, /* the loop ended it: no byte for the stall timeout */
+    TS_TRANSPORT_OK = 0,        /* the response ended normally */
+    TS_TRANSPORT_CONNECT = 1,   /* no connection, or it broke before any response byte */
+    TS_TRANSPORT_TIMEOUT = 2,   /* the per-request timeout expired */
+    TS_TRANSPORT_BROKEN = 3,    /* the connection failed after the response began */
+    TS_TRANSPORT_ABORTED = 4,   /* xfer_on_body asked to stop (error event, oversize) */
+    TS_TRANSPORT_RESET = 5,     /* the peer reset the connection (ECONNRESET, EPIPE) */
+    TS_TRANSPORT_STALLED = 6,   /* the loop ended it: no byte for the stall timeout */
+    TS_TRANSPORT_CANCELLED = 7, /* the run stopped it (an interrupted level's grace ran out) */
 };
 
 struct ts_xfer {
