@@ -174,7 +174,7 @@ static size_t next_piece(uint32_t *state, size_t max_piece)
 }
 
 /* One request over the body, in pieces when max_piece > 0 (else in one call), each arriving
- * 1 us after the last when step_ns is 1000, all at once when it is 0. Returns the row. */
+ * step_ns after the last (0: all at the same instant); fills *row. */
 static void run_xfer(struct ts_xfer *x, int status, const uint8_t *body, size_t len,
                      size_t max_piece, uint32_t seed, int64_t step_ns, struct ts_row *row)
 {
