@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages tokstorm needs to build and run, skipping those already
 # installed; with --tests, also what the test suite needs (network namespaces, a real Slurm,
-# a headless browser for the HTML report, a TLS terminator and openssl for the HTTPS test).
+# a headless browser for the HTML report, a TLS terminator and openssl for the HTTPS test,
+# clang with libFuzzer for the fuzzer, valgrind).
 # Run as root (CI and the quickstart do).
 set -euo pipefail
 
@@ -14,7 +15,9 @@ packages=(
   curl procps
 )
 if [ "${1:-}" = --tests ]; then
-  packages+=(iproute2 slurm-wlm munge chromium stunnel4 openssl)
+  # libFuzzer is in libclang-rt-dev, which clang only recommends. gcc's ASan and UBSan runtimes
+  # (the sanitizer build) come with build-essential.
+  packages+=(iproute2 slurm-wlm munge chromium stunnel4 openssl clang libclang-rt-dev valgrind)
 fi
 
 missing=()

@@ -44,7 +44,7 @@ for g in (g for g in f if g.startswith('rate_')):
     a = f[g].attrs; r = f[g + '/requests'][:]
     assert len(r) == 100 and a['ok'] == 100, (g, len(r))
     lag = r['start_s'] - r['scheduled_s']
-    assert (lag >= 0).all() and np.percentile(lag, 50) < 0.002, (g, lag.max())
+    assert (lag >= 0).all() and np.percentile(lag, 50) < 0.002 * $SLOW, (g, lag.max())
     for k in (0, 1):
         s = np.sort(r['scheduled_s'][r['rank'] == k])
         assert (np.diff(s) >= 0).all() and len(s) == 50
@@ -84,5 +84,5 @@ off = f['ranks'][:]['clock_offset_ns']
 print('cap', a['concurrency'], 'lag p99 per rank', list(lag), 'offsets', list(off))
 assert a['concurrency'] == 3 and a['ok'] == 20
 # A timer on the wrong clock shows the whole 200 ms; 50 ms leaves room for this VM's hiccups.
-assert abs(off[1] - 200000000) < 1000000 and (lag < 50).all()"
+assert abs(off[1] - 200000000) < 1000000 * $SLOW and (lag < 50 * $SLOW).all()"
 finish saturation
