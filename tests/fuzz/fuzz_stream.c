@@ -108,7 +108,10 @@ static void check_chunk_sane(const struct ts_api_chunk *c)
     FUZZ_ASSERT(c->error || c->error_message[0] == '\0');
 }
 
-/* One event's data through the three readings, for every kind. The data is copied to a block of
+/* Each kind's stream memo (api_memo.c) over one input's events, as one request's would be. */
+static struct ts_api_memo memos[sizeof api_kinds / sizeof api_kinds[0]];
+
+/* One event's data through the three readings, and the memo's, for every kind. The data is copied to a block of
  * exactly its size (no NUL after it, unlike the parser's buffer), so that a read past len is
  * an out-of-bounds read for ASan rather than a look at the parser's spare bytes. */
 static void check_readings(const char *data, size_t len)
@@ -125,6 +128,10 @@ static void check_readings(const char *data, size_t len)
         int ref_rc = api_parse_event_cjson(api_kinds[k], copy, len, &ref);
         int got_rc = api_parse_event(api_kinds[k], copy, len, &got);
         int scan_rc = api_scan_event(api_kinds[k], copy, len, &scanned);
+        struct ts_api_chunk memo;
+        memset(&memo, 0x77, sizeof memo);
+        int memo_rc = api_parse_event_memo(api_kinds[k], copy, len, &memos[k], &memo);
+        FUZZ_ASSERT(memo_rc == got_rc && chunks_equal(&memo, &got));
         static const struct ts_api_chunk zero;
         int same = got_rc == ref_rc && chunks_equal(&got, &ref);
         int scan_ok = scan_rc == TS_API_SCAN_DECLINED
@@ -225,6 +232,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < HEADER_BYTES)
         return 0;
+    for (size_t k = 0; k < sizeof memos / sizeof memos[0]; k++)
+        api_memo_reset(&memos[k]);
     size_t cap = cap_bytes[data[0] & 3];
     enum ts_api_kind kind = (data[0] >> 2) & 1 ? TS_API_COMPLETIONS : TS_API_CHAT;
     int status = status_codes[(data[0] >> 3) & 3];
