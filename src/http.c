@@ -709,10 +709,7 @@ static void tick_start(struct ts_http *h, const struct ts_http_tick *tick, int64
  * -1 = none; the timerfd gives it sub-millisecond precision), and acts on them. */
 static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_len)
 {
-    /* Room for every socket a burst makes ready at once (a server steps its whole batch
-     * together): those reported by one epoll_wait share its wake time as their arrival
-     * (arrival_ns), the rest would wait for the next call and take a later one. */
-    struct epoll_event events[1024];
+    struct epoll_event events[256];
     int64_t now = clock_now_ns();
     int wait_ms = 1000; /* nothing pending: wake up now and then all the same */
     if (h->timer_deadline_ns >= 0) {
