@@ -66,6 +66,9 @@ iface=""
 bind=core
 dry_run=0
 yield_when_idle=1 # dropped when the user sets it: mpirun refuses a repeated --mca
+# On SIGINT or SIGTERM mpirun passes SIGTERM to the ranks and kills them this many seconds
+# later (Open MPI's default: 1): 10 leaves them time to end the level and write it.
+sigkill_timeout=10
 extra=()
 
 while [ $# -gt 0 ]; do
@@ -76,6 +79,7 @@ while [ $# -gt 0 ]; do
       extra+=(--mca plm_rsh_agent "$2"); shift 2 ;;
     --mca) [ $# -ge 3 ] || die "--mca needs NAME VALUE"
       [ "$2" != mpi_yield_when_idle ] || yield_when_idle=""
+      [ "$2" != odls_base_sigkill_timeout ] || sigkill_timeout=""
       extra+=(--mca "$2" "$3"); shift 3 ;;
     --mpirun-arg) [ $# -ge 2 ] || die "--mpirun-arg needs a value"; extra+=("$2"); shift 2 ;;
     --program) [ $# -ge 2 ] || die "--program needs a path"; program=$2; shift 2 ;;
@@ -113,6 +117,7 @@ short=$(awk -v want="$ranks_per_host" '
 np=$((${#hosts[@]} * ranks_per_host))
 cmd=(mpirun --hostfile "$hostfile" -np "$np" --map-by "ppr:$ranks_per_host:node" --bind-to "$bind")
 [ -z "$yield_when_idle" ] || cmd+=(--mca mpi_yield_when_idle "$yield_when_idle")
+[ -z "$sigkill_timeout" ] || cmd+=(--mca odls_base_sigkill_timeout "$sigkill_timeout")
 if [ -n "$iface" ]; then
   cmd+=(--mca btl_tcp_if_include "$iface" --mca oob_tcp_if_include "$iface")
 fi

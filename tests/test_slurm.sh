@@ -362,7 +362,7 @@ OUT2="$SL/jobs/mpirun-$ID2.out"
 check "mpirun job: sbatch --wait exits 0" test "$JOB_RC" -eq 0
 check "mpirun job: COMPLETED, ExitCode 0:0 (scontrol, completion log)" wait_for 10 job_is "$ID2" COMPLETED 0:0
 check "mpirun job: it printed the mpirun command, with the user's --out only" \
-  grep -q "^tokstorm.sbatch: OMPI_MCA_mpi_yield_when_idle=1 mpirun $TOKSTORM --url $URL_A .* --out $SL/results/mpirun.h5\$" "$OUT2"
+  grep -q "^tokstorm.sbatch: OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_odls_base_sigkill_timeout=10 mpirun $TOKSTORM --url $URL_A .* --out $SL/results/mpirun.h5\$" "$OUT2"
 [ "$JOB_RC" -eq 0 ] || { cat "$OUT2" || true; show_logs; }
 check_results mpirun "$SL/results/mpirun.h5" "$ID2" ts-mpirun 4 1,4,8 "$URL_A"
 
