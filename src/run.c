@@ -96,16 +96,13 @@ static int load_prompts(struct run_ctx *r, char *msg)
     return 0;
 }
 
-/* --model auto: rank 0 asks GET /v1/models and every rank takes the one model listed. A
- * server that cannot answer is a server problem (exit 3, as the preflight's); several models
- * are the user's choice to make (exit 2, naming them). Collective. */
-static int resolve_model(struct run_ctx *r, char *msg)
+/* The transport of the run's one-off requests before the load (--model auto's GET, the
+ * preflight): the load's headers, TLS and source addresses, with timeouts capped so that
+ * every rank hears the verdict within 10 s, MPI start-up and tear-down included. */
+static struct ts_http_config short_request_config(const struct run_ctx *r)
 {
-    if (strcmp(r->opt.model, "auto") != 0)
-        return 0;
-    /* Within the preflight's bounds, so every rank hears the verdict in time. */
     const int64_t cap_ns = 5 * TS_NS_PER_S;
-    struct ts_http_config cfg = {
+    return (struct ts_http_config){
         .timeout_ns = r->opt.timeout_ns < cap_ns ? r->opt.timeout_ns : cap_ns,
         .connect_timeout_ns =
             r->opt.connect_timeout_ns < cap_ns / 2 ? r->opt.connect_timeout_ns : cap_ns / 2,
@@ -116,6 +113,17 @@ static int resolve_model(struct run_ctx *r, char *msg)
         .insecure = r->opt.insecure,
         .cacert = r->opt.cacert,
     };
+}
+
+/* --model auto: rank 0 asks GET /v1/models and every rank takes the one model listed. A
+ * server that cannot answer is a server problem (exit 3, as the preflight's); several models
+ * are the user's choice to make (exit 2, naming them). Collective. */
+static int resolve_model(struct run_ctx *r, char *msg)
+{
+    if (strcmp(r->opt.model, "auto") != 0)
+        return 0;
+    /* Within the preflight's bounds, so every rank hears the verdict in time. */
+    struct ts_http_config cfg = short_request_config(r);
     int rc = 0;
     char *model = NULL;
     if (r->comm.rank == 0 && r->probe_url == NULL) {
@@ -369,25 +377,13 @@ static int preflight(struct run_ctx *r, char *msg)
     struct ts_prompt first = r->prompts.items[0];
     first.max_tokens = 0; /* one token, whatever the dataset asks of the first prompt */
     char *body = api_build_body(r->opt.api, &params, &first);
-    /* Every rank must hear the verdict within 10 s, MPI start-up and tear-down included. */
-    const int64_t cap_ns = 5 * TS_NS_PER_S;
-    struct ts_http_config cfg = {
-        .url = r->endpoint,
-        .api = r->opt.api,
-        .timeout_ns = r->opt.timeout_ns < cap_ns ? r->opt.timeout_ns : cap_ns,
-        .connect_timeout_ns =
-            r->opt.connect_timeout_ns < cap_ns / 2 ? r->opt.connect_timeout_ns : cap_ns / 2,
-        .stall_timeout_ns = r->opt.stall_timeout_ns,
-        .max_event_bytes = r->opt.max_event_bytes,
-        .max_streams = 1,
-        .debug = r->opt.verbose >= 2,
-        .bind_addrs = r->opt.bind_addrs,
-        .n_bind_addrs = r->opt.n_bind_addrs,
-        .headers = r->headers,
-        .n_headers = r->n_headers,
-        .insecure = r->opt.insecure,
-        .cacert = r->opt.cacert,
-    };
+    struct ts_http_config cfg = short_request_config(r);
+    cfg.url = r->endpoint;
+    cfg.api = r->opt.api;
+    cfg.stall_timeout_ns = r->opt.stall_timeout_ns;
+    cfg.max_event_bytes = r->opt.max_event_bytes;
+    cfg.max_streams = 1;
+    cfg.debug = r->opt.verbose >= 2;
     struct preflight p = {.body = body, .body_len = body ? strlen(body) : 0};
     const struct ts_http_tick tick = {&p, preflight_tick, 100 * TS_NS_PER_MS};
     struct ts_http_driver drv = {&p, preflight_next, preflight_done, &tick};
