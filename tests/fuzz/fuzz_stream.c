@@ -150,6 +150,21 @@ static void check_readings(const char *data, size_t len)
         FUZZ_ASSERT(ref_rc == 0 || ref.error);
         check_chunk_sane(&ref);
     }
+    /* The native dialects have one (cJSON) reading each: it must stay in bounds, answer 0 or
+     * malformed, give a sane chunk, and read alike through the memo (which passes them on). */
+    static const enum ts_api_kind native[] = {TS_API_SGLANG, TS_API_TGI, TS_API_LLAMACPP};
+    static struct ts_api_memo native_memo;
+    for (size_t k = 0; k < sizeof native / sizeof native[0]; k++) {
+        struct ts_api_chunk got, memo;
+        memset(&got, 0x5A, sizeof got);
+        memset(&memo, 0x77, sizeof memo);
+        int got_rc = api_parse_event(native[k], copy, len, &got);
+        int memo_rc = api_parse_event_memo(native[k], copy, len, &native_memo, &memo);
+        FUZZ_ASSERT(got_rc == 0 || got_rc == TS_API_ERR_MALFORMED);
+        FUZZ_ASSERT(got_rc == 0 || got.error);
+        FUZZ_ASSERT(memo_rc == got_rc && chunks_equal(&memo, &got));
+        check_chunk_sane(&got);
+    }
     free(copy);
 }
 
