@@ -346,9 +346,16 @@ static double cpu_seconds(const struct rusage *u)
            (double)(u->ru_utime.tv_usec + u->ru_stime.tv_usec) / 1e6;
 }
 
+/* A level shorter than this (every request failed at once, say) says nothing of the client's
+ * capacity, however busy its loop was for those milliseconds. */
+#define CLIENT_LOAD_MIN_WALL_S 0.1
+
 /* Rank 0: notes under the level's row when a rank's own loop may have been the limit. */
-static void report_client_load(struct run_ctx *r, const struct ts_rank_load *loads)
+static void report_client_load(struct run_ctx *r, const struct ts_rank_load *loads,
+                               double wall_s)
 {
+    if (wall_s < CLIENT_LOAD_MIN_WALL_S)
+        return;
     int busiest = 0, laggiest = 0;
     for (int i = 1; i < r->comm.size; i++) {
         busiest = loads[i].busy_fraction > loads[busiest].busy_fraction ? i : busiest;
@@ -393,7 +400,7 @@ static int write_level(struct run_ctx *r, const struct level_key *key, const cha
     s->rate = key->rate;
     s->start_s = (double)level_common_ns(&r->level, start_ns) / 1e9;
     report_level(stdout, s, r->skew_limit_s);
-    report_client_load(r, r->loads);
+    report_client_load(r, r->loads, s->wall_s);
     const struct ts_counters *c = &r->level.stats->c;
     if (c->cut_off > 0 || c->err_by_class[TS_ERR_CANCELLED] > 0)
         report_interrupted(r, c, key->rate > 0);

@@ -196,6 +196,9 @@ a, r = g.attrs, g["requests"][:]
 sys.exit(0 if a["ok"] == 0 and a["err"] == a["err_connect"] == len(r) == 4
          and (r["error_class"] == 3).all() and a["complete"] == 1 else 1)
 PYEOF
+# A level that lasted milliseconds says nothing of the client's capacity: no "busy" note.
+check "--no-preflight, closed port: no note that the client was busy" \
+  bash -c "! grep -q 'event loop was busy' '$WORK/nopre.stdout'"
 start_run pre --url "http://127.0.0.1:$PORT" --levels 2 --out "$WORK/pre.h5"
 finish_run
 check "preflight, closed port: exit 3 on both ranks" all_ranks_exit 3
