@@ -56,6 +56,7 @@ int level_begin(struct ts_level *l, const struct ts_level_plan *plan, int64_t or
     l->origin_ns = origin_ns;
     l->start_ns = start_ns;
     l->streams_measuring = 0;
+    l->first_start_max_ns = INT64_MIN;
     l->taken = 0;
     if (plan->open_loop)
         schedule_init(&l->schedule, plan->arrival, plan->rate_per_s, plan->burstiness, plan->seed);
@@ -98,9 +99,8 @@ int level_next(struct ts_level *l, int64_t s, int64_t now_ns, struct ts_level_re
         return 0;
     }
     int64_t t = level_common_ns(l, now_ns);
-    /* The window of full load opens when the last stream sends its first request. */
-    if (i == p->warmup && ++l->streams_measuring == p->local_streams)
-        l->extremes.full_start_ns = t;
+    if (i == p->warmup)
+        l->streams_measuring++; /* the window of full load: see level_done */
     if (l->extremes.rank_start_min_ns == INT64_MAX) {
         /* This rank's first request: one value per rank, whose spread over ranks (merged
          * with min and max) is the level's start skew. */
@@ -169,6 +169,16 @@ void level_done(struct ts_level *l, int64_t s, struct ts_xfer *x, enum ts_transp
     int64_t due_ns = req->scheduled_ns ? req->scheduled_ns : x->queued_ns;
     row.scheduled_s = (double)(due_ns - l->origin_ns) / 1e9;
     row.late = req->late;
+    /* The window of full load opens when the last stream's first measured request starts
+     * (is written, as its latencies count): known once every stream has begun and the last of
+     * those first requests has ended, which is always after the last began. */
+    if (req->scheduled_ns == 0 && req->index == l->plan.warmup) {
+        int64_t started = level_common_ns(l, x->start_ns);
+        if (started > l->first_start_max_ns)
+            l->first_start_max_ns = started;
+        if (l->streams_measuring == l->plan.local_streams)
+            l->extremes.full_start_ns = l->first_start_max_ns;
+    }
     int ok = row.error_class == TS_ERR_NONE;
     stats_record(l->stats, &l->extremes, &row, x->token_ns, ok ? x->n_tokens : 0,
                  l->plan.slo_ttft_ns, l->plan.slo_tpot_ns);

@@ -63,6 +63,7 @@ struct ts_level {
     struct ts_level_request *current; /* per local stream: the request in flight */
     size_t streams_cap;
     int64_t streams_measuring;    /* streams that have begun their measure phase */
+    int64_t first_start_max_ns;   /* latest start of a stream's first measured request so far */
     struct ts_level_stats *stats; /* heap: the histograms are ~150 KiB */
     struct ts_level_extremes extremes;
     struct ts_rows rows;         /* measured requests only */
