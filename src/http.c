@@ -36,6 +36,12 @@ struct slot {
     int probe_counted;                 /* preconnect: whether it reused a link is known */
 };
 
+/* A transfer libcurl reported finished, and how it ended. */
+struct finished {
+    struct slot *sl;
+    CURLcode rc;
+};
+
 /* Linux >= 4.2; older headers may lack the name. */
 #ifndef IP_BIND_ADDRESS_NO_PORT
 #define IP_BIND_ADDRESS_NO_PORT 24
@@ -72,8 +78,7 @@ struct ts_http {
     int64_t n_shares;           /* entries in shares (NULL until a slot needs it) */
     int64_t ready_ns;           /* when epoll reported ready_fd ready, or 0 */
     curl_socket_t ready_fd;     /* the socket libcurl is acting on for epoll */
-    struct slot **done;         /* check_multi_info: the finished transfers of one pass */
-    CURLcode *done_rc;          /* and how each ended */
+    struct finished *done;      /* check_multi_info: the finished transfers of one pass */
     int64_t stall_check_ns;     /* --stall-timeout: no request is due before this */
 
     /* The running run's periodic hook (NULL: none), and when it is next due. */
@@ -408,14 +413,10 @@ int http_reserve(struct ts_http *h, int64_t n)
     if (free_slots == NULL)
         return -1;
     h->free_slots = free_slots;
-    struct slot **done = realloc(h->done, (size_t)n * sizeof *done);
+    struct finished *done = realloc(h->done, (size_t)n * sizeof *done);
     if (done == NULL)
         return -1;
     h->done = done;
-    CURLcode *done_rc = realloc(h->done_rc, (size_t)n * sizeof *done_rc);
-    if (done_rc == NULL)
-        return -1;
-    h->done_rc = done_rc;
     int64_t n_shares = (n + SHARE_SLOTS - 1) / SHARE_SLOTS;
     CURLSH **shares = realloc(h->shares, (size_t)n_shares * sizeof *shares);
     if (shares == NULL)
@@ -475,7 +476,6 @@ void http_free(struct ts_http *h)
     free(h->cacert);
     free(h->free_slots);
     free(h->done);
-    free(h->done_rc);
     for (size_t i = 0; i < h->cfg.n_bind_addrs; i++) {
         free(h->bind_addrs[i]);
         free(h->bind_opts[i]);
@@ -485,7 +485,6 @@ void http_free(struct ts_http *h)
     free(h);
 }
 
-/* Asks the driver for stream s's next request and hands it to libcurl. */
 /* Hands body to libcurl on slot sl, stamping the request's start just before. Returns 0, or
  * -1 when libcurl refused the handle (the caller reports it as a failed request). */
 static int launch(struct ts_http *h, struct slot *sl, const char *body, size_t body_len)
@@ -506,6 +505,8 @@ static int launch(struct ts_http *h, struct slot *sl, const char *body, size_t b
 /* Requests handed to libcurl at once when many streams start together (see http_run). */
 enum { LAUNCH_BATCH = 16 };
 
+/* Asks the driver for stream s's next request and hands it to libcurl. Returns 1 when one
+ * went out. */
 static int start_next(struct ts_http *h, struct slot *sl, int64_t now_ns)
 {
     const char *body;
@@ -584,12 +585,11 @@ static void check_multi_info(struct ts_http *h)
             continue;
         struct slot *sl = NULL;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&sl);
-        h->done_rc[n_done] = m->data.result;
-        h->done[n_done++] = sl; /* at most one message per busy slot */
+        h->done[n_done++] = (struct finished){sl, m->data.result}; /* one per busy slot */
     }
     for (int64_t i = 0; i < n_done; i++) {
-        struct slot *sl = h->done[i];
-        CURLcode rc = h->done_rc[i];
+        struct slot *sl = h->done[i].sl;
+        CURLcode rc = h->done[i].rc;
         curl_multi_remove_handle(h->multi, sl->easy);
         sl->busy = 0;
         h->in_flight--;
@@ -679,14 +679,15 @@ static int socket_action(struct ts_http *h, curl_socket_t s, int flags, char *ms
     return 0;
 }
 
-/* The run's tick bounds the wait: wait_ms, or less when the tick is due sooner. */
-static int tick_wait_ms(const struct ts_http *h, int64_t now, int wait_ms)
+/* wait_ms, or less when deadline_ns comes sooner: whole milliseconds for epoll_wait, rounded
+ * up so the loop does not wake just before the deadline and spin. */
+static int wait_until(int64_t deadline_ns, int64_t now, int wait_ms)
 {
-    if (h->tick == NULL)
-        return wait_ms;
-    int64_t left = h->tick_due_ns - now;
-    int tick_ms = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
-    return tick_ms < wait_ms ? tick_ms : wait_ms;
+    int64_t left = deadline_ns - now;
+    if (left <= 0)
+        return 0;
+    int64_t ms = (left + 999999) / 1000000;
+    return ms < wait_ms ? (int)ms : wait_ms;
 }
 
 /* Calls the run's tick when it is due, after the turn's sockets and timer are served. */
@@ -712,18 +713,12 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
     struct epoll_event events[256];
     int64_t now = clock_now_ns();
     int wait_ms = 1000; /* nothing pending: wake up now and then all the same */
-    if (h->timer_deadline_ns >= 0) {
-        int64_t left = h->timer_deadline_ns - now;
-        wait_ms = left <= 0 ? 0 : left >= 1000000000 ? 1000 : (int)((left + 999999) / 1000000);
-    }
+    if (h->timer_deadline_ns >= 0)
+        wait_ms = wait_until(h->timer_deadline_ns, now, wait_ms);
     /* Preconnect probes (no driver) hold their answers on purpose: never stalled. */
     int stall_checks = h->cfg.stall_timeout_ns > 0 && (h->driver != NULL || h->open != NULL);
-    if (stall_checks) {
-        int64_t left = h->stall_check_ns - now;
-        int stall_ms = left <= 0 ? 0 : left >= 1000000000 ? 1000 : (int)((left + 999999) / 1000000);
-        if (stall_ms < wait_ms)
-            wait_ms = stall_ms;
-    }
+    if (stall_checks)
+        wait_ms = wait_until(h->stall_check_ns, now, wait_ms);
     if (wake_ns >= 0) {
         /* Armed relative to now: clock_now_ns may carry a test offset (clock.h) that the
          * kernel's own clock does not. */
@@ -738,7 +733,8 @@ static int loop_step(struct ts_http *h, int64_t wake_ns, char *msg, size_t msg_l
             h->timer_armed_ns = wake_ns;
         }
     }
-    wait_ms = tick_wait_ms(h, now, wait_ms);
+    if (h->tick != NULL)
+        wait_ms = wait_until(h->tick_due_ns, now, wait_ms);
     int n = epoll_wait(h->epfd, events, (int)(sizeof events / sizeof events[0]), wait_ms);
     int64_t woke = clock_now_ns();
     h->blocked_ns += woke - now;
