@@ -136,7 +136,7 @@ static void remember(struct ts_api_memo *m, const char *data, size_t len,
     m->len = len;
     m->value_start = w->value_start;
     m->value_end = w->value_end;
-    m->chunk = *c;
+    memcpy(&m->chunk, c, sizeof m->chunk); /* padding too, as read_from_memo hands it out */
 }
 
 int api_parse_event_memo(enum ts_api_kind kind, const char *data, size_t len,
@@ -152,6 +152,7 @@ int api_parse_event_memo(enum ts_api_kind kind, const char *data, size_t len,
         remember(memo, data, len, out, &where);
         return 0;
     }
+    /* The scan declined: cJSON decides, as api_parse_event would after the same scan. */
     memo->len = 0;
-    return api_parse_event(kind, data, len, out);
+    return api_parse_event_cjson(kind, data, len, out);
 }
